@@ -1,0 +1,49 @@
+"""The revisions of the MCP specification that the harness knows, and their eras."""
+
+from __future__ import annotations
+
+from typing import Final, Literal
+
+__all__ = [
+    "HANDSHAKE_REVISIONS",
+    "LATEST",
+    "REVISIONS",
+    "STATELESS_REVISIONS",
+    "Revision",
+    "batches_allowed",
+    "check_revision",
+    "is_stateless",
+]
+
+Revision = Literal["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"]
+
+#: Every released revision, oldest first.
+REVISIONS: Final[tuple[Revision, ...]] = (
+    "2024-11-05",
+    "2025-03-26",
+    "2025-06-18",
+    "2025-11-25",
+    "2026-07-28",
+)
+#: Revisions with the initialize/initialized handshake and sessions.
+HANDSHAKE_REVISIONS: Final[tuple[Revision, ...]] = REVISIONS[:4]
+#: Revisions without a handshake: every request carries its own `_meta`.
+STATELESS_REVISIONS: Final[tuple[Revision, ...]] = REVISIONS[4:]
+LATEST: Final[Revision] = REVISIONS[-1]
+
+
+def check_revision(value: str) -> Revision:
+    """`value` as a Revision, or a ValueError naming the known ones."""
+    for revision in REVISIONS:
+        if value == revision:
+            return revision
+    raise ValueError(f"unknown MCP revision {value!r}; known revisions: {', '.join(REVISIONS)}")
+
+
+def is_stateless(revision: str) -> bool:
+    return revision in STATELESS_REVISIONS
+
+
+def batches_allowed(revision: str) -> bool:
+    """Only 2025-03-26 admits JSON-RPC batches (added there, removed in 2025-06-18)."""
+    return revision == "2025-03-26"

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Any
 
 __all__ = [
     "INTERNAL_ERROR",
@@ -39,8 +39,8 @@ METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 
-RequestId = Union[int, str]
-Params = Union[dict[str, Any], list[Any], None]
+RequestId = int | str
+Params = dict[str, Any] | list[Any] | None
 
 
 class ProtocolError(Exception):
@@ -72,7 +72,9 @@ class ProtocolError(Exception):
     def to_error_response(self) -> ErrorResponse:
         """The error response a server sends back for this input."""
         message = "Parse error" if self.code == PARSE_ERROR else "Invalid Request"
-        return ErrorResponse(self.request_id, ErrorObject(self.code, message, {"reason": str(self)}))
+        return ErrorResponse(
+            self.request_id, ErrorObject(self.code, message, {"reason": str(self)})
+        )
 
 
 @dataclass(frozen=True)
@@ -142,7 +144,7 @@ class ErrorResponse:
         return {"jsonrpc": "2.0", "id": self.id, "error": self.error.to_json()}
 
 
-Message = Union[Request, Notification, Response, ErrorResponse]
+Message = Request | Notification | Response | ErrorResponse
 
 
 @dataclass(frozen=True)
@@ -228,7 +230,7 @@ def _classify_one(value: Any) -> Message:
     if not isinstance(value, dict):
         raise ProtocolError(INVALID_REQUEST, f"a message must be an object, not {_describe(value)}")
     raw_id = value.get("id")
-    known_id = raw_id if _is_id(raw_id) else None
+    known_id: RequestId | None = raw_id if _is_id(raw_id) else None
 
     def bad(reason: str, pointer: str = "") -> ProtocolError:
         return ProtocolError(INVALID_REQUEST, reason, pointer=pointer, request_id=known_id)
@@ -253,23 +255,34 @@ def _classify_one(value: Any) -> Message:
         if "id" not in value:
             return Notification(method, params)
         if not _is_id(raw_id):
-            raise bad(f'a request id must be a string or an integer, not {_describe(raw_id)}', "/id")
+            raise bad(
+                f"a request id must be a string or an integer, not {_describe(raw_id)}", "/id"
+            )
         if method.startswith("notifications/"):
             raise bad(f'the notification "{method}" must not carry an id', "/id")
-        return Request(raw_id, method, params)
+        assert known_id is not None
+        return Request(known_id, method, params)
 
     if has_result and has_error:
         raise bad('a response must not carry both "result" and "error"')
     if not has_result and not has_error:
-        raise bad('a message needs "method" (request or notification) or "result"/"error" (response)')
+        raise bad(
+            'a message needs "method" (request or notification) or "result"/"error" (response)'
+        )
     if "id" not in value:
         raise bad('a response must carry the "id" of the request it answers')
     if has_result:
         if not _is_id(raw_id):
-            raise bad(f'a response id must be a string or an integer, not {_describe(raw_id)}', "/id")
-        return Response(raw_id, value["result"])
+            raise bad(
+                f"a response id must be a string or an integer, not {_describe(raw_id)}", "/id"
+            )
+        assert known_id is not None
+        return Response(known_id, value["result"])
     if raw_id is not None and not _is_id(raw_id):
-        raise bad(f'an error response id must be a string, an integer or null, not {_describe(raw_id)}', "/id")
+        raise bad(
+            f"an error response id must be a string, an integer or null, not {_describe(raw_id)}",
+            "/id",
+        )
     return ErrorResponse(raw_id, _error_object(value["error"], bad))
 
 

@@ -13,6 +13,7 @@ __all__ = [
     "batches_allowed",
     "check_revision",
     "is_stateless",
+    "transports_for",
 ]
 
 Revision = Literal["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"]
@@ -42,6 +43,11 @@ def check_revision(value: str) -> Revision:
 
 def is_stateless(revision: str) -> bool:
     return revision in STATELESS_REVISIONS
+
+
+def transports_for(revision: str) -> tuple[str, ...]:
+    """The transports a revision defines: HTTP+SSE in 2024-11-05, Streamable HTTP after."""
+    return ("stdio", "sse-legacy") if revision == "2024-11-05" else ("stdio", "http")
 
 
 def batches_allowed(revision: str) -> bool:

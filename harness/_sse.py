@@ -2,11 +2,10 @@
 
 The parser follows the WHATWG HTML Living Standard, "Server-sent events", section
 "Interpreting an event stream", to the letter, because the bundled clients and the
-transcript recorder must see exactly what a browser-grade client would see. It differs
-from a browser in one way only: it reports every block that set a field (or held
-comments), not just the blocks a browser dispatches, so that id-only and retry-only
-blocks and comment keep-alives are visible to the harness. `SSEEvent.dispatched` tells
-the two apart.
+transcript recorder must see exactly what a browser-grade client would see. It reports
+more than a browser does: every block that set a field (or held comments), not just the
+blocks a browser dispatches, so that id-only and retry-only blocks and comment
+keep-alives are visible to the harness. `SSEEvent.dispatched` tells the two apart.
 
 The writer is used by the mock servers. It produces only bytes that parse back to the
 very events it was given: `parse_all(encode_events(events)) == events` for every list

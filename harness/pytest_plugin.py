@@ -1,11 +1,413 @@
 """The mcp-testbench pytest plugin (entry point `pytest11: mcp_testbench`).
 
-Registered for every pytest run in an environment where mcp-testbench is installed, so it
-must stay cheap and inert until one of its options is given. The options
-(`--mcp-client`, `--mcp-driver`, ...) and the collection of the conformance suite arrive
-with the harness; until then the plugin registers nothing.
+    pytest --mcp-client=mypkg.testing:make_client      # a Python client (a factory)
+    pytest --mcp-driver="java -cp build MyDriver"       # any language, driver protocol v1
+
+collects the conformance suite: one item per check per (scenario, revision, transport),
+named `mcp-testbench::<scenario>-<revision>-<transport>::<check>`, so that `-k`, `-x`,
+`--junitxml` and pytest-xdist work as usual (`--dist loadscope` runs each scenario once).
+A conftest may instead override the `mcp_client_factory` fixture and pass `--mcp-suite`.
+
+The plugin is loaded by every pytest run in an environment where mcp-testbench is
+installed, so it stays inert, and imports nothing heavy, until one of its options is given.
 """
 
 from __future__ import annotations
 
-__all__: list[str] = []
+import importlib
+import json
+import shlex
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from harness._baseline import Baseline
+    from harness._catalogue import Check
+    from harness._run import Scenario, ScenarioRun
+    from harness._verdicts import Verdict
+    from harness.clients._contract import McpClient
+
+__all__ = ["McpCheckFailed", "mcp_client_factory"]
+
+_RESULT_PROPERTY = "mcp_result"
+_STASH_RUNS: pytest.StashKey[dict[tuple[str, str, str], ScenarioRun]] = pytest.StashKey()
+_STASH_BASELINE: pytest.StashKey[Baseline | None] = pytest.StashKey()
+_STASH_UNMATCHED: pytest.StashKey[list[str]] = pytest.StashKey()
+_STASH_FACTORY: pytest.StashKey[Callable[[], McpClient]] = pytest.StashKey()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("mcp", "mcp-testbench: MCP client conformance")
+    group.addoption(
+        "--mcp-client",
+        metavar="MODULE:ATTR",
+        help="test a Python client: ATTR in MODULE is a factory returning the client (see docs)",
+    )
+    group.addoption(
+        "--mcp-driver",
+        metavar="CMD",
+        help='test a client in any language through its driver, e.g. "node driver.mjs" (see docs)',
+    )
+    group.addoption(
+        "--mcp-suite",
+        action="store_true",
+        help="collect the suite with the client from the mcp_client_factory fixture (a conftest)",
+    )
+    group.addoption(
+        "--mcp-revision",
+        action="append",
+        metavar="REVISION",
+        help="only these revisions (repeatable or comma-separated), e.g. 2025-11-25",
+    )
+    group.addoption(
+        "--mcp-transport",
+        action="append",
+        metavar="TRANSPORT",
+        help="only these transports (repeatable or comma-separated): stdio, http, sse-legacy",
+    )
+    group.addoption(
+        "--mcp-timeout",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="time a client may take for each operation (default 10); a hung client is a FAIL",
+    )
+    group.addoption(
+        "--mcp-baseline",
+        metavar="FILE",
+        help="expected failures (JSON): listed failures are xfail, listed checks that pass fail",
+    )
+    group.addoption(
+        "--mcp-report",
+        action="append",
+        metavar="FILE",
+        help="write the results: .json (per check), .md or .html (matrix); repeatable",
+    )
+
+
+def _active(config: pytest.Config) -> bool:
+    return bool(
+        config.getoption("mcp_client", None)
+        or config.getoption("mcp_driver", None)
+        or config.getoption("mcp_suite", False)
+    )
+
+
+def _split(values: list[str] | None) -> list[str]:
+    return [v.strip() for value in values or [] for v in value.split(",") if v.strip()]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if not _active(config):
+        return
+    from harness._catalogue import TRANSPORTS
+    from harness._revisions import REVISIONS
+
+    for revision in _split(config.getoption("mcp_revision")):
+        if revision not in REVISIONS:
+            raise pytest.UsageError(
+                f"--mcp-revision {revision!r} is not a revision; use one of {', '.join(REVISIONS)}"
+            )
+    for transport in _split(config.getoption("mcp_transport")):
+        if transport not in TRANSPORTS:
+            raise pytest.UsageError(
+                f"--mcp-transport {transport!r} is not a transport; use one of {', '.join(TRANSPORTS)}"
+            )
+    if config.getoption("mcp_client") and config.getoption("mcp_driver"):
+        raise pytest.UsageError("give --mcp-client or --mcp-driver, not both")
+    if config.getoption("mcp_timeout") <= 0:
+        raise pytest.UsageError("--mcp-timeout must be a positive number of seconds")
+    baseline_path = config.getoption("mcp_baseline")
+    baseline = None
+    if baseline_path:
+        from harness._baseline import Baseline, BaselineError
+
+        try:
+            baseline = Baseline.load(Path(baseline_path))
+        except BaselineError as exc:
+            raise pytest.UsageError(str(exc)) from None
+    spec = config.getoption("mcp_client")
+    if spec:
+        config.stash[_STASH_FACTORY] = load_factory(spec)  # a bad MODULE:ATTR is a usage error now
+    for report in config.getoption("mcp_report") or []:
+        if Path(report).suffix not in (".json", ".md", ".html"):
+            raise pytest.UsageError(
+                f"--mcp-report {report!r}: the file name must end in .json, .md or .html"
+            )
+    config.stash[_STASH_RUNS] = {}
+    config.pluginmanager.register(_Recorder(config), "mcp-testbench-recorder")
+    config.stash[_STASH_BASELINE] = baseline
+
+
+# -- the client factory ----------------------------------------------------------------------------
+
+
+def load_factory(spec: str) -> Callable[[], McpClient]:
+    """`module:attr` to the factory it names, or a UsageError that says what to fix."""
+    module_name, sep, attr = spec.partition(":")
+    if not sep or not module_name or not attr:
+        raise pytest.UsageError(
+            f"--mcp-client {spec!r}: write MODULE:ATTR, e.g. mypkg.testing:make_client"
+        )
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise pytest.UsageError(
+            f"--mcp-client {spec!r}: cannot import {module_name!r} ({exc}); "
+            "check the name and that the package is installed in this environment"
+        ) from None
+    except Exception as exc:
+        raise pytest.UsageError(
+            f"--mcp-client {spec!r}: importing {module_name!r} failed: {type(exc).__name__}: {exc}"
+        ) from None
+    factory = module
+    for part in attr.split("."):
+        try:
+            factory = getattr(factory, part)
+        except AttributeError:
+            names = ", ".join(n for n in dir(module) if not n.startswith("_"))
+            raise pytest.UsageError(
+                f"--mcp-client {spec!r}: {module_name!r} has no attribute {attr!r} (it has: {names})"
+            ) from None
+    if not callable(factory):
+        raise pytest.UsageError(
+            f"--mcp-client {spec!r}: {attr!r} is not callable; name a factory or class"
+        )
+    return factory
+
+
+@pytest.fixture(scope="session")
+def mcp_client_factory(pytestconfig: pytest.Config) -> Callable[[], McpClient]:
+    """What creates the client under test: one fresh client per scenario run.
+
+    Override it in a conftest.py (and run `pytest --mcp-suite`) to build the client in
+    Python; otherwise it comes from --mcp-client or --mcp-driver.
+    """
+    if _STASH_FACTORY in pytestconfig.stash:
+        return pytestconfig.stash[_STASH_FACTORY]
+    driver = pytestconfig.getoption("mcp_driver")
+    if driver:
+        from harness.clients._driver import DriverClient
+
+        try:
+            argv = shlex.split(driver)
+        except ValueError as exc:
+            raise pytest.UsageError(f"--mcp-driver {driver!r}: {exc}") from None
+        if not argv:
+            raise pytest.UsageError(
+                "--mcp-driver is empty: give the command that starts the driver"
+            )
+        return lambda: DriverClient(argv)
+    raise pytest.UsageError(
+        "no client to test: pass --mcp-client=MODULE:ATTR or --mcp-driver=CMD, "
+        "or override the mcp_client_factory fixture in a conftest.py"
+    )
+
+
+# -- collection ------------------------------------------------------------------------------
+
+
+class McpSuite(pytest.Collector):
+    """The whole conformance suite, under the session."""
+
+    def collect(self) -> Iterator[pytest.Item | pytest.Collector]:
+        from harness.suite import SCENARIOS
+
+        revisions = set(_split(self.config.getoption("mcp_revision")))
+        transports = set(_split(self.config.getoption("mcp_transport")))
+        for scenario in SCENARIOS:
+            for revision, transport in scenario.matrix():
+                if (revisions and revision not in revisions) or (
+                    transports and transport not in transports
+                ):
+                    continue
+                yield McpRun.from_parent(
+                    self,
+                    name=f"{scenario.id}-{revision}-{transport}",
+                    scenario=scenario,
+                    revision=revision,
+                    transport=transport,
+                )
+
+
+class McpRun(pytest.Collector):
+    """One scenario at one revision over one transport: its checks are the items."""
+
+    def __init__(self, *, scenario: Scenario, revision: str, transport: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.scenario = scenario
+        self.revision = revision
+        self.transport = transport
+
+    def collect(self) -> Iterator[pytest.Item]:
+        from harness._catalogue import CATALOGUE
+
+        for check_id in self.scenario.checks:
+            check = CATALOGUE[check_id]
+            if check.applies(self.revision, self.transport):
+                item = McpCheckItem.from_parent(self, name=check_id, callobj=_run_check)
+                item.mcp_check = check
+                yield item
+
+
+class McpCheckFailed(Exception):
+    """A check's FAIL verdict (or a stale baseline entry), reported without a traceback."""
+
+
+class McpCheckItem(pytest.Function):
+    mcp_check: Check
+    mcp_verdict: Verdict | None = None
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        if isinstance(excinfo.value, McpCheckFailed):
+            return str(excinfo.value)
+        return str(super().repr_failure(excinfo))
+
+    def reportinfo(self) -> tuple[str, int | None, str]:
+        return ("mcp-testbench", None, self.nodeid)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(
+    session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+) -> None:
+    if not _active(config):
+        return
+    suite = McpSuite.from_parent(session, name="mcp-testbench", nodeid="mcp-testbench")
+    added = list(session.genitems(suite))
+    baseline = config.stash[_STASH_BASELINE]
+    if baseline is not None:
+        config.stash[_STASH_UNMATCHED] = baseline.mark(added)
+    items.extend(added)
+
+
+# -- running one check ------------------------------------------------------------------------
+
+
+def _run_check(mcp_client_factory: Callable[[], McpClient], request: pytest.FixtureRequest) -> None:
+    from harness._judging import judge
+    from harness._run import execute
+    from harness._verdicts import Status
+
+    item = request.node
+    assert isinstance(item, McpCheckItem)
+    run_node = item.parent
+    assert isinstance(run_node, McpRun)
+    config = item.config
+    runs = config.stash[_STASH_RUNS]
+    key = (run_node.scenario.id, run_node.revision, run_node.transport)
+    if key not in runs:
+        runs[key] = execute(
+            run_node.scenario,
+            run_node.revision,
+            run_node.transport,
+            mcp_client_factory,
+            op_timeout=config.getoption("mcp_timeout"),
+        )
+    run = runs[key]
+    verdict = judge(item.mcp_check, run)
+    item.mcp_verdict = verdict
+    item.user_properties.append((_RESULT_PROPERTY, _result(item, run, verdict)))
+    if verdict.status is Status.FAIL:
+        raise McpCheckFailed(_explain(item, run, verdict))
+    if verdict.status is Status.SKIP:
+        pytest.skip(verdict.reason)
+
+
+def _result(item: McpCheckItem, run: ScenarioRun, verdict: Verdict) -> dict[str, Any]:
+    check = item.mcp_check
+    result = {
+        "id": item.nodeid,
+        "check": check.id,
+        "requirements": list(check.requirements),
+        "level": check.level,
+        "description": check.description,
+        "spec": check.spec_url(run.revision),
+        "scenario": run.scenario.id,
+        "revision": run.revision,
+        "transport": run.transport,
+        "client": run.client_name,
+        **verdict.to_json(),
+    }
+    # Plain JSON only: it travels from pytest-xdist workers and into the JSON report.
+    return json.loads(json.dumps(result, default=repr))  # type: ignore[no-any-return]
+
+
+def _explain(item: McpCheckItem, run: ScenarioRun, verdict: Verdict) -> str:
+    from harness._report import format_evidence
+
+    check = item.mcp_check
+    lines = [
+        f"{verdict.status.value} {check.id} ({check.level} {', '.join(check.requirements)}) "
+        f"in {run.scenario.id} at {run.revision} over {run.transport}",
+        f"  requirement: {check.description}",
+        f"  spec: {check.spec_url(run.revision)}",
+        f"  why: {verdict.reason}",
+    ]
+    if verdict.evidence:
+        lines.append("  evidence:")
+        lines += [f"    {line}" for line in format_evidence(verdict.evidence)]
+    if run.harness_error:
+        lines.append(f"  run: {run.harness_error}")
+    if run.diagnostics:
+        lines.append("  client stderr (last lines):")
+        lines += [f"    {line}" for line in run.diagnostics.splitlines()[-20:]]
+    return "\n".join(lines)
+
+
+def _reported_status(report: pytest.TestReport) -> str | None:
+    for name, value in report.user_properties:
+        if name == _RESULT_PROPERTY and isinstance(value, dict):
+            return str(value.get("status"))
+    return None
+
+
+def pytest_report_teststatus(
+    report: pytest.TestReport, config: pytest.Config
+) -> tuple[str, str, Any] | None:
+    if report.when == "call" and report.passed and _reported_status(report) == "WARN":
+        return "warned", "W", ("WARN", {"yellow": True})
+    return None
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    report = yield
+    verdict = item.mcp_verdict if isinstance(item, McpCheckItem) else None
+    if verdict is not None and call.when == "call" and verdict.status.value == "WARN":
+        report.sections.append(("mcp-testbench WARN", verdict.reason))
+    return report
+
+
+class _Recorder:
+    """Collects every verdict (also from pytest-xdist workers) and writes the reports."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.results: list[dict[str, Any]] = []
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        # Results travel in user_properties so that the controller of an xdist run,
+        # which executes no item itself, still sees every verdict.
+        if report.when != "call":
+            return
+        for name, value in report.user_properties:
+            if name == _RESULT_PROPERTY and isinstance(value, dict):
+                self.results.append(value)
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        from harness._report import summary_line, write_reports
+
+        for path in self.config.getoption("mcp_report") or []:
+            write_reports(self.results, Path(path))
+            terminalreporter.write_line(f"mcp-testbench: wrote {path}")
+        terminalreporter.write_line(summary_line(self.results))
+        for entry in self.config.stash.get(_STASH_UNMATCHED, []):
+            terminalreporter.write_line(
+                f"mcp-testbench: baseline entry {entry!r} matches no check of this run; "
+                "correct or delete it",
+                yellow=True,
+            )

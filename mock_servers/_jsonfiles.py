@@ -53,7 +53,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         prog="python -m mock_servers._jsonfiles",
         description="Check (or rewrite) JSON data files in the project's normal form.",
     )
-    parser.add_argument("paths", nargs="+", type=Path, help="files or folders (searched for *.json)")
+    parser.add_argument(
+        "paths", nargs="+", type=Path, help="files or folders (searched for *.json)"
+    )
     parser.add_argument("--fix", action="store_true", help="rewrite files into normal form")
     args = parser.parse_args(argv)
     missing = [str(p) for p in args.paths if not p.exists()]

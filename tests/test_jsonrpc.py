@@ -134,8 +134,11 @@ def test_parse_error(payload: bytes, fragment: str) -> None:
         ({"id": 1, "method": "ping"}, '"jsonrpc" member is missing', ""),
         ({"jsonrpc": "1.0", "id": 1, "method": "ping"}, 'not "1.0"', "/jsonrpc"),
         ({"jsonrpc": 2.0, "id": 1, "method": "ping"}, "not 2.0", "/jsonrpc"),
-        ({"jsonrpc": "2.0", "id": 1, "result": {}, "error": {"code": 1, "message": "m"}},
-         'both "result" and "error"', ""),
+        (
+            {"jsonrpc": "2.0", "id": 1, "result": {}, "error": {"code": 1, "message": "m"}},
+            'both "result" and "error"',
+            "",
+        ),
         ({"jsonrpc": "2.0", "id": 1, "method": "x", "result": {}}, 'must not carry "result"', ""),
         ({"jsonrpc": "2.0", "id": 1}, 'needs "method"', ""),
         ({"jsonrpc": "2.0", "result": {}}, 'must carry the "id"', ""),
@@ -143,17 +146,29 @@ def test_parse_error(payload: bytes, fragment: str) -> None:
         ({"jsonrpc": "2.0", "method": 5}, '"method" must be a string', "/method"),
         ({"jsonrpc": "2.0", "method": "m", "params": "p"}, '"params" must be an object', "/params"),
         ({"jsonrpc": "2.0", "method": "m", "params": None}, "not null", "/params"),
-        ({"jsonrpc": "2.0", "id": 3, "method": "notifications/initialized"},
-         "must not carry an id", "/id"),
+        (
+            {"jsonrpc": "2.0", "id": 3, "method": "notifications/initialized"},
+            "must not carry an id",
+            "/id",
+        ),
         ({"jsonrpc": "2.0", "id": 1, "error": "boom"}, '"error" must be an object', "/error"),
         ({"jsonrpc": "2.0", "id": 1, "error": {"message": "m"}}, "not missing", "/error/code"),
-        ({"jsonrpc": "2.0", "id": 1, "error": {"code": "1", "message": "m"}}, "not str",
-         "/error/code"),
-        ({"jsonrpc": "2.0", "id": 1, "error": {"code": 1.5, "message": "m"}},
-         "not a fractional number", "/error/code"),
+        (
+            {"jsonrpc": "2.0", "id": 1, "error": {"code": "1", "message": "m"}},
+            "not str",
+            "/error/code",
+        ),
+        (
+            {"jsonrpc": "2.0", "id": 1, "error": {"code": 1.5, "message": "m"}},
+            "not a fractional number",
+            "/error/code",
+        ),
         ({"jsonrpc": "2.0", "id": 1, "error": {"code": 1}}, "not missing", "/error/message"),
-        ({"jsonrpc": "2.0", "id": 1.5, "error": {"code": 1, "message": "m"}},
-         "not a fractional number", "/id"),
+        (
+            {"jsonrpc": "2.0", "id": 1.5, "error": {"code": 1, "message": "m"}},
+            "not a fractional number",
+            "/id",
+        ),
         ("hello", "must be an object, not str", ""),
         (None, "must be an object, not null", ""),
     ],
@@ -186,8 +201,10 @@ def test_empty_batch() -> None:
 
 
 def test_bad_member_of_batch_is_located() -> None:
-    error = _parse_error('[{"jsonrpc":"2.0","method":"a"},{"jsonrpc":"2.0","id":null,"method":"b"}]',
-                         allow_batch=True)
+    error = _parse_error(
+        '[{"jsonrpc":"2.0","method":"a"},{"jsonrpc":"2.0","id":null,"method":"b"}]',
+        allow_batch=True,
+    )
     assert error.pointer == "/1/id"
 
 
@@ -231,7 +248,7 @@ def _same_types(a: Any, b: Any) -> bool:
     if isinstance(a, dict):
         return a.keys() == b.keys() and all(_same_types(a[k], b[k]) for k in a)
     if isinstance(a, list):
-        return len(a) == len(b) and all(_same_types(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(_same_types(x, y) for x, y in zip(a, b, strict=True))
     return bool(a == b)
 
 
@@ -260,18 +277,24 @@ def test_any_bytes_give_a_message_or_the_right_error(data: bytes) -> None:
     try:
         parse(data)
     except ProtocolError as exc:
-        assert exc.code in (PARSE_ERROR, INVALID_REQUEST)
-        assert exc.reason
+        error: ProtocolError | None = exc
+    else:
+        error = None
+    if error is not None:
+        assert error.code in (PARSE_ERROR, INVALID_REQUEST)
+        assert error.reason
 
 
 @given(json_values())
 def test_any_json_value_gives_a_message_or_invalid_request(value: Any) -> None:
     note(f"value: {value!r}")
     try:
-        result = parse(json.dumps(value))
+        result: object = parse(json.dumps(value))
     except ProtocolError as exc:
-        assert exc.code == INVALID_REQUEST
-        assert exc.reason
+        result = exc
+    if isinstance(result, ProtocolError):
+        assert result.code == INVALID_REQUEST
+        assert result.reason
     else:
         assert isinstance(result, (Request, Notification, Response, ErrorResponse))
 

@@ -1,0 +1,171 @@
+"""An mcp-testbench driver (driver protocol v1) around the bundled ReferenceClient.
+
+It is also the template for a driver in any language: read one JSON line from stdin,
+carry out the command it names in a task of its own, write one JSON reply line to
+stdout. See docs/driver-protocol.md.
+
+    pytest --mcp-driver="python examples/drivers/python/driver.py"
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from typing import Any, BinaryIO
+
+from harness.clients import (
+    ClientError,
+    ClientEvent,
+    ConnectOptions,
+    Handlers,
+    HttpTarget,
+    ReferenceClient,
+    SseLegacyTarget,
+    StdioTarget,
+)
+
+PROTOCOL = "mcp-testbench-driver/1"
+LINE_LIMIT = 16 * 1024 * 1024  # the harness accepts lines up to 16 MiB
+
+
+def log(text: str) -> None:
+    # stderr is free-form: the harness keeps its tail for failure reports.
+    print(f"python-driver: {text}", file=sys.stderr, flush=True)
+
+
+def target_of(spec: dict[str, Any]) -> StdioTarget | HttpTarget | SseLegacyTarget:
+    kind = spec.get("type")
+    if kind == "stdio":
+        return StdioTarget(tuple(spec["command"]), dict(spec.get("env") or {}))
+    if kind == "http":
+        return HttpTarget(spec["url"], dict(spec.get("headers") or {}))
+    if kind == "sse-legacy":
+        return SseLegacyTarget(spec["url"], dict(spec.get("headers") or {}))
+    raise ClientError("unsupported", f"unknown transport type {kind!r}")
+
+
+def failure(kind: str, message: str) -> dict[str, Any]:
+    return {"kind": kind, "code": None, "message": message}
+
+
+def handlers_of(spec: dict[str, Any]) -> Handlers:
+    # An absent key means "no canned answer": the client must not declare that capability.
+    roots = spec.get("roots")
+    return Handlers(spec.get("sampling"), spec.get("elicitation"), tuple(roots) if roots else None)
+
+
+class Driver:
+    def __init__(self, out: BinaryIO) -> None:
+        self.out = out
+        self.client = ReferenceClient()
+        self.running: dict[Any, asyncio.Task[None]] = {}  # command id -> its task
+
+    def write(self, message: dict[str, Any]) -> None:
+        # One JSON object per line, flushed at once: the harness is waiting for it.
+        self.out.write(json.dumps(message, ensure_ascii=False).encode("utf-8") + b"\n")
+        self.out.flush()
+
+    def on_event(self, event: ClientEvent) -> None:
+        # Whatever the client surfaces to its application becomes an event line (no id).
+        if event.event == "notification":
+            self.write({"event": "notification", "method": event.method, "params": event.params})
+        else:
+            self.write({"event": "log", "text": event.text})
+
+    async def perform(self, command: dict[str, Any]) -> Any:
+        """The value of one command; a failure the client surfaced raises ClientError."""
+        op, client = command.get("op"), self.client
+        if op == "connect":
+            options = ConnectOptions(
+                protocol_version=command.get("protocolVersion"),
+                handlers=handlers_of(command.get("handlers") or {}),
+                timeout=command.get("timeoutMs", 10_000) / 1000,
+                on_event=self.on_event,
+            )
+            return await client.connect(target_of(command["transport"]), options)
+        if op == "list_tools":
+            return await client.list_tools()
+        if op == "call_tool":
+            timeout_ms = command.get("timeoutMs")
+            return await client.call_tool(
+                command["name"],
+                command.get("arguments") or {},
+                timeout=None if timeout_ms is None else timeout_ms / 1000,
+                progress=bool(command.get("progress")),  # progress arrives as events
+            )
+        if op == "list_resources":
+            return await client.list_resources()
+        if op == "read_resource":
+            return await client.read_resource(command["uri"])
+        if op == "list_prompts":
+            return await client.list_prompts()
+        if op == "get_prompt":
+            return await client.get_prompt(command["name"], command.get("arguments") or {})
+        if op == "ping":
+            return await client.ping()
+        if op == "cancel":
+            # Cancelling the task makes the client cancel its request (notifications/
+            # cancelled); the target still replies, from run(). Unknown or finished: no-op.
+            task = self.running.get(command.get("target"))
+            if task is not None:
+                task.cancel()
+            return {}
+        raise ClientError("unsupported", f"this driver has no op {op!r}")
+
+    async def run(self, command: dict[str, Any]) -> None:
+        """Carry out one command and write exactly one reply for it, whatever happens."""
+        reply: dict[str, Any] = {"id": command["id"], "ok": False}
+        try:
+            reply = {"id": command["id"], "ok": True, "value": await self.perform(command)}
+        except ClientError as exc:
+            reply["error"] = exc.to_json()
+        except asyncio.CancelledError:
+            # Only a `cancel` command cancels this task. Documented choice: kind "other".
+            reply["error"] = failure("other", "cancelled by the harness")
+        except Exception as exc:  # a bad command (missing field) or a bug: still a reply
+            reply["error"] = failure("other", f"{type(exc).__name__}: {exc}")
+        finally:
+            self.running.pop(command["id"], None)
+        self.write(reply)
+
+
+async def main() -> int:
+    # stdout carries protocol lines only: keep a private copy of it, and point fd 1 at
+    # stderr so that a stray print() from any library cannot corrupt the stream.
+    out = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    driver = Driver(out)
+    client = driver.client
+    # The hello comes first, unprompted. `supports` decides which checks run (others SKIP).
+    who = {"name": client.name, "version": client.version}
+    driver.write({"hello": PROTOCOL, "client": who, "supports": sorted(client.supports)})
+    reader = asyncio.StreamReader(limit=LINE_LIMIT)
+    loop = asyncio.get_running_loop()
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    close_id: Any = None
+    while line := await reader.readline():
+        try:
+            command = json.loads(line)
+            command_id = command["id"]
+        except (ValueError, TypeError, KeyError):
+            log(f"ignored a line that is not a command: {line[:200]!r}")
+            continue
+        if command.get("op") == "close":
+            close_id = command_id
+            break
+        # Each command runs in a task of its own: a slow call_tool never blocks a ping,
+        # and a `cancel` can reach it while it runs.
+        driver.running[command_id] = asyncio.create_task(driver.run(command))
+    # `close`, or the end of stdin (the harness is gone): release everything, then exit 0.
+    await client.close()  # pending requests fail now, so their tasks reply and end
+    if driver.running:
+        await asyncio.wait(list(driver.running.values()), timeout=5)
+    if close_id is not None:
+        driver.write({"id": close_id, "ok": True, "value": {}})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(asyncio.run(main()))

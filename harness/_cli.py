@@ -1,0 +1,221 @@
+"""The `mcp-testbench` command line: run the suite, serve a script, validate scripts.
+
+It lives in harness (the product side) because `run` drives pytest; `serve` and
+`validate` only call into mock_servers, which stays free of pytest.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from harness._revisions import REVISIONS
+from mock_servers._script import ScriptError, load_script
+from mock_servers._version import package_version
+
+__all__ = ["main"]
+
+
+def _host_port(value: str) -> tuple[str, int]:
+    host, sep, port = value.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise argparse.ArgumentTypeError(
+            f"{value!r} is not HOST:PORT; write for example 127.0.0.1:8765 (port 0 picks a free one)"
+        )
+    return host.strip("[]"), int(port)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="mcp-testbench",
+        description="Conformance test harness and mock servers for MCP clients.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {package_version()}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    serve = commands.add_parser(
+        "serve",
+        help="run a mock server from a script",
+        description="Run a mock MCP server that replays SCRIPT, for a client to connect to.",
+    )
+    serve.add_argument("script", type=Path, help="a script file (see docs/scripts.md)")
+    where = serve.add_mutually_exclusive_group(required=True)
+    where.add_argument(
+        "--stdio", action="store_true", help="speak MCP on stdin/stdout (for a client to spawn)"
+    )
+    where.add_argument(
+        "--http",
+        type=_host_port,
+        metavar="HOST:PORT",
+        help="serve Streamable HTTP (or HTTP+SSE for 2024-11-05) on HOST:PORT",
+    )
+    serve.add_argument(
+        "--revision",
+        choices=REVISIONS,
+        help="the revision to speak (default: newest in the script)",
+    )
+    serve.add_argument(
+        "--transcript", type=Path, metavar="PATH", help="write the transcript (JSON Lines) here"
+    )
+    serve.add_argument(
+        "--sse-legacy",
+        action="store_true",
+        help="with --http: serve the 2024-11-05 HTTP+SSE transport instead of Streamable HTTP",
+    )
+    serve.add_argument(
+        "--allow-remote",
+        action="store_true",
+        help="with --http: allow a host other than loopback (the mock has no authentication)",
+    )
+
+    run = commands.add_parser(
+        "run",
+        help="run the conformance suite against a client and print the matrix",
+        description=(
+            "Run the conformance suite (through pytest) against a Python client (--client), "
+            "a driver for a client in any language (--driver), or, with neither, the bundled "
+            "reference client. Arguments after -- go to pytest."
+        ),
+    )
+    who = run.add_mutually_exclusive_group()
+    who.add_argument(
+        "--client", metavar="MODULE:ATTR", help="a factory returning the client under test"
+    )
+    who.add_argument("--driver", metavar="CMD", help='a driver command, e.g. "node driver.mjs"')
+    run.add_argument(
+        "--report",
+        type=Path,
+        action="append",
+        metavar="PATH",
+        help="also write the results to PATH (.json, .md or .html); repeatable",
+    )
+    run.add_argument(
+        "--revision", action="append", choices=REVISIONS, help="only this revision (repeatable)"
+    )
+    run.add_argument(
+        "--transport",
+        action="append",
+        choices=("stdio", "http", "sse-legacy"),
+        help="only this transport (repeatable)",
+    )
+    run.add_argument(
+        "--baseline", type=Path, metavar="FILE", help="expected failures (see docs/baseline.md)"
+    )
+    run.add_argument(
+        "--timeout",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="time the client may take per operation (default 10)",
+    )
+    run.add_argument("pytest_args", nargs="*", metavar="-- PYTEST_ARGS", help=argparse.SUPPRESS)
+
+    validate = commands.add_parser(
+        "validate",
+        help="check scripts against the format and the MCP schemas",
+        description="Check each SCRIPT (or every *.json under a folder); exit 1 if any is invalid.",
+    )
+    validate.add_argument("scripts", nargs="+", type=Path, metavar="SCRIPT")
+    return parser
+
+
+def _validate(paths: Sequence[Path]) -> int:
+    files: list[Path] = []
+    for path in paths:
+        files += sorted(path.rglob("*.json")) if path.is_dir() else [path]
+    if not files:
+        print("no scripts found in " + ", ".join(map(str, paths)), file=sys.stderr)
+        return 1
+    bad = 0
+    for file in files:
+        try:
+            script = load_script(file)
+        except ScriptError as exc:
+            bad += 1
+            print(f"invalid: {exc}")
+            continue
+        print(
+            f"ok: {file} ({script.name}; {', '.join(script.revisions)}; "
+            f"{', '.join(script.transports)}; {len(script.steps)} steps)"
+        )
+    print(f"{len(files)} scripts checked, {bad} invalid")
+    return 1 if bad else 0
+
+
+def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    try:
+        script = load_script(args.script)
+        revision = script.pick_revision(args.revision)
+    except ScriptError as exc:
+        print(f"mcp-testbench serve: {exc}", file=sys.stderr)
+        return 2
+    if args.stdio:
+        if args.sse_legacy or args.allow_remote:
+            parser.error("--sse-legacy and --allow-remote go with --http, not --stdio")
+        from mock_servers._stdio import main as stdio_main
+
+        argv = [str(args.script), "--revision", revision]
+        if args.transcript is not None:
+            argv += ["--transcript", str(args.transcript)]
+        return stdio_main(argv)
+
+    from mock_servers._http import serve_http
+
+    host, port = args.http
+    transport = "sse-legacy" if args.sse_legacy else "http"
+
+    def ready(url: str) -> None:
+        print(
+            f"mcp-testbench: serving {script.name} ({revision}, {transport}) at {url}", flush=True
+        )
+        print("press Ctrl+C to stop", flush=True)
+
+    try:
+        serve_http(
+            script,
+            host,
+            port,
+            revision=revision,
+            transport=transport,
+            transcript_path=args.transcript,
+            allow_remote=args.allow_remote,
+            ready=ready,
+        )
+    except (ValueError, OSError) as exc:
+        print(f"mcp-testbench serve: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def _run(args: argparse.Namespace) -> int:
+    from harness._run_suite import run_suite
+
+    return run_suite(
+        client=args.client,
+        driver=args.driver,
+        reports=args.report or [],
+        revisions=args.revision or [],
+        transports=args.transport or [],
+        baseline=args.baseline,
+        timeout=args.timeout,
+        extra=args.pytest_args,
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command == "run":
+        return _run(args)
+    if args.command == "validate":
+        return _validate(args.scripts)
+    if args.command == "serve":
+        return _serve(args, parser)
+    parser.print_help(sys.stdout)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,367 @@
+"""Scenarios and their runs: drive a client against a mock, keep everything as evidence.
+
+A Scenario names a script (fixtures/), the operations to ask of the client, and the checks
+judged from the result. `execute()` runs one (scenario, revision, transport): it starts
+the mock server, lets the client connect and perform the operations, each bounded in time,
+then stops everything and returns a ScenarioRun: the transcript (what the client sent on
+the wire) and the operations (what the client surfaced to its caller).
+
+The run happens in a thread of its own with its own event loop, so that a client that
+blocks (even in synchronous code) costs the suite one time-out, never a hang.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import threading
+import time
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from harness._revisions import REVISIONS, transports_for
+from harness.clients._contract import (
+    ClientError,
+    ClientEvent,
+    ConnectOptions,
+    Handlers,
+    HttpTarget,
+    McpClient,
+    SseLegacyTarget,
+    StdioTarget,
+    Target,
+)
+from mock_servers._fixtures import fixtures_root
+from mock_servers._script import Script, load_script
+from mock_servers._transcript import read_transcript
+
+__all__ = ["Operation", "Scenario", "ScenarioRun", "Session", "execute"]
+
+ClientFactory = Callable[[], McpClient]
+
+# Safety nets, in units of the per-operation time-out: every operation is bounded on its
+# own (twice the time-out); a scenario has a handful, plus connect, close and the mock
+# server's start and stop. The thread bound catches a client that blocks its event loop.
+_DRIVE_BOUND = 20
+_JOIN_BOUND = 25
+
+
+@dataclass
+class Operation:
+    """One thing the harness asked of the client, and what the client surfaced."""
+
+    op: str
+    args: dict[str, Any]
+    value: Any = None
+    error: dict[str, Any] | None = None  # ClientError.to_json(), or a harness-made error
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"op": self.op, "args": self.args, "seconds": round(self.seconds, 3)}
+        if self.error is None:
+            out["value"] = self.value
+        else:
+            out["error"] = self.error
+        return out
+
+
+class Session:
+    """What a scenario's `drive` function uses: the client, with every call recorded."""
+
+    def __init__(self, client: McpClient, target: Target, options: ConnectOptions) -> None:
+        self.client = client
+        self.target = target
+        self.options = options
+        self.operations: list[Operation] = []
+        self.events: list[ClientEvent] = []
+
+    async def call(self, op: str, /, *args: Any, **kwargs: Any) -> Operation:
+        """Run `client.<op>(*args, **kwargs)` bounded in time; never raises.
+
+        The bound is twice the run's time-out: a client's own `timeout=` (call_tool) is
+        passed through untouched and judged by the checks.
+        """
+        shown = {"args": list(args), **kwargs} if args else dict(kwargs)
+        return await self._call(op, args, kwargs, shown)
+
+    async def _call(
+        self,
+        op: str,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        shown: dict[str, Any],
+    ) -> Operation:
+        record = Operation(op, shown)
+        self.operations.append(record)
+        method: Callable[..., Awaitable[Any]] = getattr(self.client, op)
+        start = time.monotonic()
+        try:
+            with anyio.fail_after(self.options.timeout * 2):
+                record.value = await method(*args, **kwargs)
+        except ClientError as exc:
+            record.error = exc.to_json()
+        except TimeoutError:
+            record.error = {
+                "kind": "timeout",
+                "code": None,
+                "message": "the client did not return in time",
+            }
+        except Exception as exc:  # a client that raises anything else surfaced *something*
+            record.error = {
+                "kind": "other",
+                "code": None,
+                "message": f"{type(exc).__name__}: {exc}",
+            }
+        record.seconds = time.monotonic() - start
+        return record
+
+    async def connect(self) -> Operation:
+        target = self.target
+        where = " ".join(target.command) if isinstance(target, StdioTarget) else target.url
+        shown = {
+            "transport": target.type,
+            "target": where,
+            "protocolVersion": self.options.protocol_version,
+        }
+        return await self._call("connect", (target, self.options), {}, shown)
+
+
+Drive = Callable[[Session], Awaitable[None]]
+
+
+async def connect_only(session: Session) -> None:
+    await session.connect()
+
+
+@dataclass(frozen=True)
+class Scenario:
+    id: str
+    script: str
+    """Path of the script under fixtures/."""
+    checks: tuple[str, ...]
+    drive: Drive = connect_only
+    description: str = ""
+    revisions: tuple[str, ...] | None = None
+    """Default: every revision the script declares."""
+    transports: tuple[str, ...] | None = None
+    """Default: every transport the script declares."""
+    handlers: Handlers = field(default_factory=Handlers)
+    requires: frozenset[str] = frozenset()
+    """Features the client must declare for the scenario to run at all."""
+
+    def load(self) -> Script:
+        return load_script(fixtures_root() / self.script)
+
+    def matrix(self) -> Iterator[tuple[str, str]]:
+        script = self.load()
+        for revision in self.revisions or script.revisions:
+            if revision not in script.revisions:
+                continue
+            for transport in self.transports or script.transports:
+                if transport in script.transports and transport in transports_for(revision):
+                    yield revision, transport
+
+
+@dataclass
+class ScenarioRun:
+    scenario: Scenario
+    revision: str
+    transport: str
+    client_name: str = ""
+    supports: frozenset[str] = frozenset()
+    transcript: Mapping[str, Any] = field(default_factory=dict)
+    operations: list[Operation] = field(default_factory=list)
+    events: list[ClientEvent] = field(default_factory=list)
+    harness_error: str | None = None
+    """Why the run could not be completed (factory failed, client hung...)."""
+    diagnostics: str = ""
+    """What the client printed on the side (a driver's stderr), for failure reports."""
+    seconds: float = 0.0
+
+    @property
+    def entries(self) -> list[dict[str, Any]]:
+        return list(self.transcript.get("entries", []))
+
+    def client_messages(self) -> list[dict[str, Any]]:
+        return [e for e in self.entries if e["kind"] == "message" and e["direction"] == "client"]
+
+    def requests(self, method: str | None = None) -> list[dict[str, Any]]:
+        """Transcript entries of client requests (optionally of one method)."""
+        return [
+            e
+            for e in self.client_messages()
+            if "id" in e["message"]
+            and "method" in e["message"]
+            and (method is None or e["message"]["method"] == method)
+        ]
+
+    def of_kind(self, *kinds: str) -> list[dict[str, Any]]:
+        return [e for e in self.entries if e["kind"] in kinds]
+
+    def operation(self, op: str, index: int = 0) -> Operation | None:
+        matching = [o for o in self.operations if o.op == op]
+        return matching[index] if index < len(matching) else None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "scenario": self.scenario.id,
+            "revision": self.revision,
+            "transport": self.transport,
+            "client": self.client_name,
+            "harness_error": self.harness_error,
+            "operations": [o.to_json() for o in self.operations],
+            "transcript": dict(self.transcript),
+        }
+
+
+def _target(transport: str, script_path: Path, revision: str, transcript: Path, url: str) -> Target:
+    if transport == "stdio":
+        from mock_servers._stdio import stdio_command
+
+        return StdioTarget(
+            tuple(stdio_command(script_path, revision=revision, transcript=transcript))
+        )
+    if transport == "sse-legacy":
+        return SseLegacyTarget(url)
+    return HttpTarget(url)
+
+
+def execute(
+    scenario: Scenario,
+    revision: str,
+    transport: str,
+    factory: ClientFactory,
+    *,
+    op_timeout: float = 10.0,
+) -> ScenarioRun:
+    """Run one scenario at one revision over one transport; never raises, never hangs."""
+    run = ScenarioRun(scenario, revision, transport)
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="mcp-testbench-") as folder:
+        transcript_path = Path(folder) / "transcript.jsonl"
+        worker = threading.Thread(
+            target=_run_in_thread,
+            args=(run, factory, transcript_path, op_timeout),
+            name=f"mcp-testbench {scenario.id} {revision} {transport}",
+            daemon=True,  # a client stuck in synchronous code must not keep the suite alive
+        )
+        worker.start()
+        # The drive itself is bounded inside the thread; this bound covers a client that
+        # blocks its event loop, plus connect, close and the mock server's start and stop.
+        worker.join(op_timeout * _JOIN_BOUND)
+        if worker.is_alive():
+            run.harness_error = (
+                f"the client did not finish the scenario in time (it blocked for more than "
+                f"{op_timeout * _JOIN_BOUND:.0f} s, even to cancellation)"
+            )
+        if transcript_path.exists():
+            try:
+                run.transcript = read_transcript(transcript_path)
+            except ValueError as exc:
+                run.harness_error = run.harness_error or f"unreadable transcript: {exc}"
+    run.seconds = time.monotonic() - started
+    return run
+
+
+def _run_in_thread(
+    run: ScenarioRun, factory: ClientFactory, transcript_path: Path, op_timeout: float
+) -> None:
+    try:
+        anyio.run(_drive, run, factory, transcript_path, op_timeout)
+    except Exception as exc:  # the run records what went wrong; the suite goes on
+        run.harness_error = run.harness_error or f"{type(exc).__name__}: {exc}"
+
+
+def _declares(
+    supports: frozenset[str], transport: str, revision: str, requires: frozenset[str]
+) -> bool:
+    """Whether the client declared what the run needs (a client that declares nothing is
+    tried on everything, and judged)."""
+    if not supports:
+        return True
+    revisions = [r for r in REVISIONS if r in supports]
+    return (
+        transport in supports and requires <= supports and (not revisions or revision in revisions)
+    )
+
+
+async def _drive(
+    run: ScenarioRun, factory: ClientFactory, transcript_path: Path, op_timeout: float
+) -> None:
+    scenario = run.scenario
+    script = scenario.load()
+    script_path = fixtures_root() / scenario.script
+    try:
+        client = factory()
+    except Exception as exc:
+        run.harness_error = f"the client factory failed: {type(exc).__name__}: {exc}"
+        return
+    prepare = getattr(client, "prepare", None)
+    if prepare is not None:  # optional: a client that must start before it can say who it is
+        try:
+            with anyio.fail_after(op_timeout * 3):
+                await prepare()
+        except Exception as exc:
+            run.harness_error = f"the client could not start: {type(exc).__name__}: {exc}"
+            run.diagnostics = str(getattr(client, "diagnostics", "") or "")
+            with anyio.move_on_after(op_timeout, shield=True):
+                await client.close()
+            return
+    run.client_name = f"{client.name} {client.version}"
+    run.supports = frozenset(client.supports)
+    if not _declares(run.supports, run.transport, run.revision, scenario.requires):
+        with anyio.move_on_after(op_timeout, shield=True):
+            await client.close()
+        return  # every check of this run is a SKIP (harness/_judging.py)
+    events: list[ClientEvent] = []
+    options = ConnectOptions(
+        protocol_version=run.revision,
+        handlers=scenario.handlers,
+        timeout=op_timeout,
+        on_event=events.append,
+    )
+    server = None
+    if run.transport != "stdio":
+        from mock_servers._http import HttpMockServer
+
+        server = HttpMockServer(
+            script, revision=run.revision, transport=run.transport, transcript_path=transcript_path
+        )
+        server.start()
+    try:
+        url = server.url if server is not None else ""
+        session = Session(
+            client, _target(run.transport, script_path, run.revision, transcript_path, url), options
+        )
+        run.operations = session.operations
+        with anyio.move_on_after(op_timeout * _DRIVE_BOUND) as scope:
+            await scenario.drive(session)
+        if scope.cancelled_caught:
+            run.harness_error = "the scenario did not finish in time"
+    finally:
+        with anyio.move_on_after(op_timeout, shield=True):
+            try:
+                await client.close()
+            except Exception as exc:
+                run.operations.append(
+                    Operation(
+                        "close",
+                        {},
+                        error={
+                            "kind": "other",
+                            "code": None,
+                            "message": f"{type(exc).__name__}: {exc}",
+                        },
+                    )
+                )
+        if server is not None:
+            server.stop()
+        run.events = events
+        run.diagnostics = str(getattr(client, "diagnostics", "") or "")

@@ -1,0 +1,190 @@
+"""The client contract: what the harness asks of a client under test.
+
+It mirrors driver protocol v1 (docs/driver-protocol.md) operation for operation, so a
+Python factory and a driver in another language are judged by the same checks. A factory
+(`--mcp-client=module:attr`) returns an object with these methods; a driver binding
+implements them over a subprocess.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, runtime_checkable
+
+__all__ = [
+    "FEATURES",
+    "ClientError",
+    "ClientEvent",
+    "ConnectOptions",
+    "ErrorKind",
+    "Handlers",
+    "HttpTarget",
+    "McpClient",
+    "SseLegacyTarget",
+    "StdioTarget",
+    "Target",
+]
+
+#: Feature names a client may declare in `supports` (driver protocol v1), besides the
+#: revisions it speaks ("2024-11-05" ... "2026-07-28").
+FEATURES = frozenset(
+    {
+        "stdio",
+        "http",
+        "sse-legacy",
+        "tools",
+        "resources",
+        "prompts",
+        "sampling",
+        "elicitation",
+        "roots",
+        "ping",
+        "cancel",
+        "progress",
+        "logging",
+    }
+)
+
+ErrorKind = Literal["protocol", "transport", "timeout", "unsupported", "tool", "other"]
+
+
+class ClientError(Exception):
+    """A failure the client surfaced to its caller.
+
+    `kind` says what failed: `protocol` (the server answered with a JSON-RPC error; `code`
+    is its code), `transport` (connection, HTTP status, process exit), `timeout`,
+    `unsupported`, `tool` (the client turned an `isError` tool result into an exception;
+    `message` carries the content), or `other`.
+    """
+
+    def __init__(self, kind: ErrorKind, message: str, code: int | None = None) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+        self.code = code
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "code": self.code, "message": self.message}
+
+
+@dataclass(frozen=True)
+class StdioTarget:
+    """Spawn `command` (argv, no shell) and speak MCP on its stdin/stdout."""
+
+    command: tuple[str, ...]
+    env: Mapping[str, str] = field(default_factory=dict)
+    type: Literal["stdio"] = "stdio"
+
+
+@dataclass(frozen=True)
+class HttpTarget:
+    """Streamable HTTP (or the stateless 2026-07-28 HTTP) at `url`."""
+
+    url: str
+    headers: Mapping[str, str] = field(default_factory=dict)
+    type: Literal["http"] = "http"
+
+
+@dataclass(frozen=True)
+class SseLegacyTarget:
+    """The 2024-11-05 HTTP+SSE transport: GET `url` for the event stream."""
+
+    url: str
+    headers: Mapping[str, str] = field(default_factory=dict)
+    type: Literal["sse-legacy"] = "sse-legacy"
+
+
+Target = StdioTarget | HttpTarget | SseLegacyTarget
+
+
+@dataclass(frozen=True)
+class Handlers:
+    """Canned answers for requests the server sends to the client.
+
+    `sampling` is a CreateMessageResult, `elicitation` an ElicitResult, `roots` a list
+    of Root objects. None means the harness gives no answer for that feature: a client
+    that declares it anyway answers as it sees fit.
+    """
+
+    sampling: Mapping[str, Any] | None = None
+    elicitation: Mapping[str, Any] | None = None
+    roots: tuple[Mapping[str, Any], ...] | None = None
+
+
+@dataclass(frozen=True)
+class ClientEvent:
+    """Something the client surfaced to its application: a notification, or a log line."""
+
+    event: Literal["notification", "log"]
+    method: str = ""
+    params: Mapping[str, Any] = field(default_factory=dict)
+    text: str = ""
+
+
+@dataclass(frozen=True)
+class ConnectOptions:
+    protocol_version: str | None = None
+    """The revision the client should prefer (None: its own choice)."""
+    handlers: Handlers = field(default_factory=Handlers)
+    timeout: float = 10.0
+    """Seconds the client may take for connecting and for each request."""
+    on_event: Callable[[ClientEvent], None] | None = None
+
+
+@runtime_checkable
+class McpClient(Protocol):
+    """A client under test. Every method may raise ClientError; results are plain JSON."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def version(self) -> str: ...
+
+    @property
+    def supports(self) -> frozenset[str]:
+        """Features (FEATURES) and revisions the client implements."""
+        ...
+
+    async def connect(self, target: Target, options: ConnectOptions) -> dict[str, Any]:
+        """Connect (and initialize, where the revision has a handshake).
+
+        Returns `{"protocolVersion": ..., "serverInfo": {...}}` as the client saw them.
+        """
+        ...
+
+    async def list_tools(self) -> dict[str, Any]:
+        """`{"tools": [...]}`: every tool the client surfaces, all pages followed."""
+        ...
+
+    async def call_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+        progress: bool = False,
+    ) -> dict[str, Any]:
+        """The CallToolResult as surfaced: content, structuredContent, isError.
+
+        Cancelling the task that awaits this call is how the harness asks the client to
+        cancel the request (driver protocol: the `cancel` command).
+        """
+        ...
+
+    async def list_resources(self) -> dict[str, Any]: ...
+
+    async def read_resource(self, uri: str) -> dict[str, Any]: ...
+
+    async def list_prompts(self) -> dict[str, Any]: ...
+
+    async def get_prompt(
+        self, name: str, arguments: Mapping[str, str] | None = None
+    ) -> dict[str, Any]: ...
+
+    async def ping(self) -> dict[str, Any]: ...
+
+    async def close(self) -> None:
+        """End the session and release everything (processes, connections)."""
+        ...

@@ -1,0 +1,367 @@
+"""The driver binding: the client contract over a subprocess speaking driver protocol v1.
+
+A driver wraps a client written in any language (docs/driver-protocol.md). It prints a
+hello line, then answers one JSON command per line with a reply carrying the same id, and
+may print event lines at any time. Everything it writes to stderr is kept (the last lines)
+for failure reports and never parsed. Every wait is bounded: a driver that hangs, dies or
+prints garbage fails the check in question, never the suite.
+
+The binding runs on asyncio (the harness drives every scenario on asyncio).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+from collections import deque
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from harness.clients._contract import (
+    ClientError,
+    ClientEvent,
+    ConnectOptions,
+    HttpTarget,
+    SseLegacyTarget,
+    StdioTarget,
+    Target,
+)
+
+__all__ = ["DRIVER_PROTOCOL", "DriverClient"]
+
+DRIVER_PROTOCOL = "mcp-testbench-driver/1"
+_KINDS: frozenset[str] = frozenset(
+    {"protocol", "transport", "timeout", "unsupported", "tool", "other"}
+)
+_LINE_LIMIT = 16 * 1024 * 1024
+
+
+class DriverClient:
+    """A client under test behind a driver process (`argv`, run without a shell)."""
+
+    def __init__(
+        self,
+        argv: Sequence[str],
+        *,
+        env: Mapping[str, str] | None = None,
+        hello_timeout: float = 20.0,
+        stderr_lines: int = 200,
+    ) -> None:
+        if not argv:
+            raise ValueError("the driver command is empty")
+        self.argv = list(argv)
+        self._env = dict(env) if env is not None else None
+        self._hello_timeout = hello_timeout
+        self._stderr: deque[str] = deque(maxlen=stderr_lines)
+        self._process: asyncio.subprocess.Process | None = None
+        self._tasks: list[asyncio.Task[None]] = []
+        self._pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
+        self._next_id = 1
+        self._hello: dict[str, Any] = {}
+        self._hello_seen: asyncio.Future[dict[str, Any]] | None = None
+        self._options = ConnectOptions()
+        self._exit_note = ""
+        # Ids whose replies nobody awaits any more (a cancelled command, a `cancel`): their
+        # late replies are expected, not a driver fault worth a diagnostics line.
+        self._abandoned: set[int] = set()
+
+    # -- identity ---------------------------------------------------------------------------
+
+    @property
+    def name(self) -> str:
+        client = self._hello.get("client") or {}
+        return str(client.get("name") or os.path.basename(self.argv[0]))
+
+    @property
+    def version(self) -> str:
+        return str((self._hello.get("client") or {}).get("version") or "?")
+
+    @property
+    def supports(self) -> frozenset[str]:
+        return frozenset(str(s) for s in self._hello.get("supports") or [])
+
+    @property
+    def diagnostics(self) -> str:
+        """The driver's last stderr lines, and how it ended, for failure reports."""
+        return "\n".join([*self._stderr, *([self._exit_note] if self._exit_note else [])])
+
+    # -- process ------------------------------------------------------------------------------
+
+    async def prepare(self) -> None:
+        """Start the driver and read its hello (the harness calls this before anything)."""
+        if self._process is not None:
+            return
+        loop = asyncio.get_running_loop()
+        self._hello_seen = loop.create_future()
+        try:
+            self._process = await asyncio.create_subprocess_exec(
+                *self.argv,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                env=self._env,
+                limit=_LINE_LIMIT,
+            )
+        except OSError as exc:
+            raise ClientError(
+                "transport", f"cannot start the driver {self.argv[0]!r}: {exc.strerror or exc}"
+            ) from None
+        self._tasks = [
+            loop.create_task(self._read_stdout()),
+            loop.create_task(self._read_stderr()),
+        ]
+        try:
+            self._hello = await asyncio.wait_for(
+                asyncio.shield(self._hello_seen), self._hello_timeout
+            )
+        except asyncio.TimeoutError:
+            self._hello_seen.cancel()  # a later exit must not leave an unretrieved exception
+            raise ClientError(
+                "timeout", f"the driver printed no hello line within {self._hello_timeout:g} s"
+            ) from None
+
+    async def _read_stdout(self) -> None:
+        assert self._process is not None
+        assert self._process.stdout is not None
+        stream = self._process.stdout
+        while True:
+            try:
+                line = await stream.readline()
+            except (ValueError, asyncio.LimitOverrunError):
+                self._stderr.append("[mcp-testbench] the driver wrote a line over 16 MiB; ignored")
+                continue
+            if not line:
+                break
+            self._dispatch(line)
+        code = await self._process.wait()
+        self._exit_note = f"[mcp-testbench] the driver exited with code {code}"
+        failure = ClientError("transport", f"the driver exited (code {code}) before replying")
+        for future in self._pending.values():
+            if not future.done():
+                future.set_exception(failure)
+        if self._hello_seen is not None and not self._hello_seen.done():
+            self._hello_seen.set_exception(
+                ClientError("transport", f"the driver exited (code {code}) without a hello line")
+            )
+
+    async def _read_stderr(self) -> None:
+        assert self._process is not None
+        assert self._process.stderr is not None
+        while line := await self._process.stderr.readline():
+            self._stderr.append(line.decode("utf-8", "replace").rstrip("\n"))
+
+    def _dispatch(self, line: bytes) -> None:
+        try:
+            value = json.loads(line)
+        except ValueError:
+            self._stderr.append(
+                f"[mcp-testbench] not a JSON line on the driver's stdout: {line[:200]!r}"
+            )
+            return
+        if not isinstance(value, dict):
+            self._stderr.append(
+                f"[mcp-testbench] not a JSON object on the driver's stdout: {line[:200]!r}"
+            )
+            return
+        if "hello" in value and self._hello_seen is not None and not self._hello_seen.done():
+            if value.get("hello") != DRIVER_PROTOCOL:
+                self._hello_seen.set_exception(
+                    ClientError(
+                        "other", f"the driver speaks {value.get('hello')!r}, not {DRIVER_PROTOCOL}"
+                    )
+                )
+            else:
+                self._hello_seen.set_result(value)
+            return
+        if "event" in value and "id" not in value:
+            self._event(value)
+            return
+        reply_id = value.get("id")
+        if isinstance(reply_id, int) and reply_id in self._abandoned:
+            self._abandoned.discard(reply_id)
+            return
+        future = self._pending.get(reply_id) if isinstance(reply_id, int) else None
+        if future is None or future.done():
+            self._stderr.append(f"[mcp-testbench] a reply for no pending command: {line[:200]!r}")
+            return
+        future.set_result(value)
+
+    def _event(self, value: Mapping[str, Any]) -> None:
+        if self._options.on_event is None:
+            return
+        if value.get("event") == "notification":
+            params = value.get("params")
+            method = str(value.get("method", ""))
+            event = ClientEvent("notification", method, params if isinstance(params, dict) else {})
+        else:
+            event = ClientEvent("log", text=str(value.get("text", value)))
+        # A failing callback must not end the reader task (every later reply would be lost).
+        with contextlib.suppress(Exception):
+            self._options.on_event(event)
+
+    # -- commands ---------------------------------------------------------------------------------
+
+    async def _command(self, op: str, fields: Mapping[str, Any], timeout: float) -> Any:
+        await self.prepare()
+        process = self._process
+        assert process is not None
+        assert process.stdin is not None
+        if self._exit_note:  # the driver is gone: no reply can come
+            raise ClientError("transport", f"the driver has exited; cannot send {op}")
+        command_id = self._next_id
+        self._next_id += 1
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._pending[command_id] = future
+        line = json.dumps({"id": command_id, "op": op, **fields}, ensure_ascii=False) + "\n"
+        try:
+            process.stdin.write(line.encode("utf-8"))
+            await process.stdin.drain()
+        except (ConnectionError, RuntimeError) as exc:
+            self._pending.pop(command_id, None)
+            raise ClientError("transport", f"cannot write to the driver: {exc}") from None
+        try:
+            reply = await asyncio.wait_for(asyncio.shield(future), timeout)
+        except asyncio.TimeoutError:
+            raise ClientError(
+                "timeout", f"the driver did not reply to {op} within {timeout:g} s"
+            ) from None
+        except asyncio.CancelledError:
+            # Cancelling the caller is how the harness asks for a cancellation.
+            if op not in ("cancel", "close") and process.returncode is None:
+                cancel = {"id": self._next_id, "op": "cancel", "target": command_id}
+                self._abandoned.update((command_id, self._next_id))
+                self._next_id += 1
+                with contextlib.suppress(Exception):
+                    process.stdin.write((json.dumps(cancel) + "\n").encode())
+            raise
+        finally:
+            self._pending.pop(command_id, None)
+        if reply.get("ok") is True:
+            return reply.get("value")
+        raw_error = reply.get("error")
+        error: dict[str, Any] = raw_error if isinstance(raw_error, dict) else {}
+        kind = error.get("kind")
+        code = error.get("code")
+        raise ClientError(
+            kind if kind in _KINDS else "other",
+            str(
+                error.get("message") or f"the driver reported a failure without a message: {reply}"
+            ),
+            code if isinstance(code, int) and not isinstance(code, bool) else None,
+        )
+
+    def _timeout(self, extra: float | None = None) -> float:
+        return (extra or self._options.timeout) * 2 + 5
+
+    async def connect(self, target: Target, options: ConnectOptions) -> dict[str, Any]:
+        self._options = options
+        fields: dict[str, Any] = {
+            "transport": _transport(target),
+            "timeoutMs": int(options.timeout * 1000),
+        }
+        if options.protocol_version:
+            fields["protocolVersion"] = options.protocol_version
+        handlers = {
+            key: value
+            for key, value in (
+                ("sampling", options.handlers.sampling),
+                ("elicitation", options.handlers.elicitation),
+                (
+                    "roots",
+                    list(options.handlers.roots) if options.handlers.roots is not None else None,
+                ),
+            )
+            if value is not None
+        }
+        if handlers:
+            fields["handlers"] = handlers
+        return _object(await self._command("connect", fields, self._timeout()))
+
+    async def list_tools(self) -> dict[str, Any]:
+        return _object(await self._command("list_tools", {}, self._timeout()))
+
+    async def call_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+        progress: bool = False,
+    ) -> dict[str, Any]:
+        fields: dict[str, Any] = {"name": name, "arguments": dict(arguments or {})}
+        if timeout is not None:
+            fields["timeoutMs"] = int(timeout * 1000)
+        if progress:
+            fields["progress"] = True
+        return _object(await self._command("call_tool", fields, self._timeout(timeout)))
+
+    async def list_resources(self) -> dict[str, Any]:
+        return _object(await self._command("list_resources", {}, self._timeout()))
+
+    async def read_resource(self, uri: str) -> dict[str, Any]:
+        return _object(await self._command("read_resource", {"uri": uri}, self._timeout()))
+
+    async def list_prompts(self) -> dict[str, Any]:
+        return _object(await self._command("list_prompts", {}, self._timeout()))
+
+    async def get_prompt(
+        self, name: str, arguments: Mapping[str, str] | None = None
+    ) -> dict[str, Any]:
+        fields = {"name": name, "arguments": dict(arguments or {})}
+        return _object(await self._command("get_prompt", fields, self._timeout()))
+
+    async def ping(self) -> dict[str, Any]:
+        return _object(await self._command("ping", {}, self._timeout()))
+
+    async def close(self) -> None:
+        """Ask the driver to close, then make sure it is gone: stdin closed, SIGTERM, SIGKILL."""
+        process = self._process
+        if process is None:
+            return
+        try:
+            # Only a driver that said hello speaks the protocol and can answer `close`.
+            if process.returncode is None and not self._exit_note and self._hello:
+                with contextlib.suppress(ClientError):
+                    await self._command("close", {}, 10.0)
+            if process.stdin is not None and not process.stdin.is_closing():
+                process.stdin.close()
+            for sig in (None, signal.SIGTERM, signal.SIGKILL):
+                if sig is not None and process.returncode is None:
+                    process.send_signal(sig)
+                try:
+                    await asyncio.wait_for(process.wait(), 5.0)
+                    break
+                except asyncio.TimeoutError:
+                    continue
+            # Let the readers reach the end of both pipes: the last stderr lines (say, a
+            # crash's traceback) are the ones a failure report needs.
+            await asyncio.wait(self._tasks, timeout=2.0)
+        except ProcessLookupError:
+            pass
+        finally:
+            # Also when close() itself is cancelled (the harness bounds it in time): no
+            # driver may outlive its client.
+            if process.returncode is None:
+                with contextlib.suppress(ProcessLookupError):
+                    process.kill()
+            for task in self._tasks:
+                task.cancel()
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+
+
+def _transport(target: Target) -> dict[str, Any]:
+    if isinstance(target, StdioTarget):
+        return {"type": "stdio", "command": list(target.command), "env": dict(target.env)}
+    if isinstance(target, HttpTarget):
+        return {"type": "http", "url": target.url, "headers": dict(target.headers)}
+    assert isinstance(target, SseLegacyTarget)
+    return {"type": "sse-legacy", "url": target.url}
+
+
+def _object(value: Any) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise ClientError("other", f"the driver's value is not a JSON object: {value!r}")
+    return value

@@ -1,0 +1,84 @@
+"""Small readers of a ScenarioRun shared by the checks: what was sent, when, over what."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from harness._run import Operation, ScenarioRun
+from harness._verdicts import Verdict, fail
+
+__all__ = [
+    "HANDSHAKE",
+    "STATELESS",
+    "answered",
+    "body_messages",
+    "first_index",
+    "header",
+    "http_requests",
+    "missing",
+    "op_evidence",
+    "response_to",
+]
+
+HANDSHAKE = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+STATELESS = ("2026-07-28",)
+
+
+def missing(run: ScenarioRun, what: str) -> Verdict:
+    """FAIL because the exchange a check needs never happened (never a pass)."""
+    why = f"; {run.harness_error}" if run.harness_error else ""
+    ops = [o.to_json() for o in run.operations if not o.ok][:3]
+    return fail(f"{what} never happened{why}", ops)
+
+
+def header(entry: Mapping[str, Any], name: str) -> str | None:
+    headers = entry.get("headers", {})
+    value = headers.get(name.lower())
+    return value if isinstance(value, str) else None
+
+
+def http_requests(run: ScenarioRun, method: str | None = None) -> list[dict[str, Any]]:
+    return [e for e in run.of_kind("http_request") if method is None or e.get("method") == method]
+
+
+def body_messages(entry: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The JSON-RPC messages in an HTTP request body ([] if it is not JSON)."""
+    try:
+        value = json.loads(entry.get("body") or "")
+    except ValueError:
+        return []
+    items = value if isinstance(value, list) else [value]
+    return [m for m in items if isinstance(m, dict)]
+
+
+def first_index(entries: Sequence[Mapping[str, Any]], method: str) -> int | None:
+    for index, entry in enumerate(entries):
+        if entry.get("kind") == "message" and entry["message"].get("method") == method:
+            return index
+    return None
+
+
+def response_to(run: ScenarioRun, request: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The server's response entry for a client request entry (same id, later in time)."""
+    request_id = request["message"].get("id")
+    for entry in run.entries:
+        if (
+            entry["seq"] > request["seq"]
+            and entry["kind"] == "message"
+            and entry["direction"] == "server"
+            and "method" not in entry["message"]
+            and entry["message"].get("id") == request_id
+            and type(entry["message"].get("id")) is type(request_id)
+        ):
+            return entry
+    return None
+
+
+def answered(run: ScenarioRun, request: Mapping[str, Any]) -> bool:
+    return response_to(run, request) is not None
+
+
+def op_evidence(*operations: Operation | None) -> list[dict[str, Any]]:
+    return [o.to_json() for o in operations if o is not None]

@@ -1,0 +1,245 @@
+"""Lifecycle: the initialize handshake, version negotiation, negotiated capabilities."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from harness._catalogue import check
+from harness._run import Scenario, ScenarioRun, Session
+from harness._schemas import validate
+from harness._verdicts import Verdict, fail, passed, warn
+from harness.suite._evidence import HANDSHAKE, missing, op_evidence, response_to
+
+__all__ = ["SCENARIOS"]
+
+LIFECYCLE = "basic/lifecycle"
+
+
+async def connect_and_list(session: Session) -> None:
+    if (await session.connect()).ok:
+        await session.call("list_tools")
+
+
+@check(
+    "lifecycle.initialize-first",
+    requirements=["LC-1"],
+    level="MUST",
+    revisions=HANDSHAKE,
+    spec=LIFECYCLE + "#initialization",
+    description="The first message is an initialize request with protocolVersion, capabilities and clientInfo",
+)
+def initialize_first(run: ScenarioRun) -> Verdict:
+    messages = run.client_messages()
+    if not messages:
+        return missing(run, "any client message")
+    first = messages[0]
+    if first["message"].get("method") != "initialize":
+        return fail(
+            f"the first message was {first['message'].get('method', 'a response')!r}, not initialize",
+            [first],
+        )
+    problems = validate(first["message"], run.revision, "client")
+    if problems:
+        return fail(f"the initialize request is malformed: {problems[0]}", [first])
+    return passed("initialize came first and is well-formed", [first])
+
+
+@check(
+    "lifecycle.initialized-notification",
+    requirements=["LC-4"],
+    level="MUST",
+    revisions=HANDSHAKE,
+    spec=LIFECYCLE + "#initialization",
+    description="After the initialize response the client sends notifications/initialized before other requests",
+)
+def initialized_sent(run: ScenarioRun) -> Verdict:
+    messages = run.client_messages()
+    init = next((m for m in messages if m["message"].get("method") == "initialize"), None)
+    if init is None or response_to(run, init) is None:
+        return missing(run, "an answered initialize request")
+    later = [m for m in messages if m["seq"] > init["seq"]]
+    notice = next(
+        (m for m in later if m["message"].get("method") == "notifications/initialized"), None
+    )
+    if notice is None:
+        return fail(
+            "no notifications/initialized after the initialize response", [init, *later[:3]]
+        )
+    early = [
+        m
+        for m in later
+        if m["seq"] < notice["seq"]
+        and "id" in m["message"]
+        and m["message"].get("method") not in (None, "ping")
+    ]
+    if early:
+        return fail(
+            f"{early[0]['message']['method']} was sent before notifications/initialized",
+            [init, *early, notice],
+        )
+    return passed("notifications/initialized followed the initialize response", [init, notice])
+
+
+@check(
+    "lifecycle.no-request-before-initialize-response",
+    requirements=["LC-5"],
+    level="SHOULD",
+    revisions=HANDSHAKE,
+    spec=LIFECYCLE + "#initialization",
+    description="No request other than ping goes out before the initialize response arrives",
+)
+def nothing_before_init_response(run: ScenarioRun) -> Verdict:
+    messages = run.client_messages()
+    init = next((m for m in messages if m["message"].get("method") == "initialize"), None)
+    response = response_to(run, init) if init else None
+    if init is None or response is None:
+        return missing(run, "an answered initialize request")
+    early = [
+        m
+        for m in messages
+        if init["seq"] < m["seq"] < response["seq"]
+        and "id" in m["message"]
+        and m["message"].get("method") not in (None, "ping")
+    ]
+    if early:
+        return warn(
+            f"{early[0]['message']['method']} was sent before the initialize response",
+            [init, *early],
+        )
+    return passed("nothing but pings preceded the initialize response", [init, response])
+
+
+@check(
+    "lifecycle.initialize-not-cancelled",
+    requirements=["LC-8"],
+    level="MUST",
+    revisions=HANDSHAKE,
+    spec="basic/utilities/cancellation",
+    description="The client never cancels its initialize request, even when the answer is slow",
+)
+def initialize_not_cancelled(run: ScenarioRun) -> Verdict:
+    messages = run.client_messages()
+    init = next((m for m in messages if m["message"].get("method") == "initialize"), None)
+    if init is None or response_to(run, init) is None:
+        return missing(run, "an answered initialize request")
+    init_id = init["message"]["id"]
+    for m in messages:
+        params = m["message"].get("params") or {}
+        if (
+            m["message"].get("method") == "notifications/cancelled"
+            and params.get("requestId") == init_id
+        ):
+            return fail("the client cancelled its initialize request", [init, m])
+    return passed("the slow initialize was awaited, not cancelled", [init])
+
+
+@check(
+    "lifecycle.unsupported-version-disconnect",
+    requirements=["LC-3"],
+    level="SHOULD",
+    revisions=HANDSHAKE,
+    spec=LIFECYCLE + "#version-negotiation",
+    description="When the server answers with a version the client does not support, the client disconnects",
+)
+def unsupported_version(run: ScenarioRun) -> Verdict:
+    messages = run.client_messages()
+    init = next((m for m in messages if m["message"].get("method") == "initialize"), None)
+    response = response_to(run, init) if init else None
+    if init is None or response is None:
+        return missing(run, "an answered initialize request")
+    after = [m for m in messages if m["seq"] > response["seq"]]
+    connect = run.operation("connect")
+    evidence = [init, response, *after[:3], *op_evidence(connect)]
+    if after:
+        what = after[0]["message"].get("method", "a response")
+        return warn(
+            f"the client went on with {what} after the server chose version 1999-01-01", evidence
+        )
+    if connect is not None and connect.ok:
+        return warn("the client reported a successful connection at version 1999-01-01", evidence)
+    return passed("the client sent nothing more and reported the failed negotiation", evidence)
+
+
+@check(
+    "lifecycle.negotiated-capabilities-only",
+    requirements=["LC-7"],
+    level="MUST",
+    revisions=HANDSHAKE[2:],
+    spec=LIFECYCLE + "#capability-negotiation",
+    description="The client does not call tools/list on a server that declared no tools capability",
+)
+def negotiated_capabilities(run: ScenarioRun) -> Verdict:
+    return _capabilities_verdict(run, fail)
+
+
+@check(
+    "lifecycle.negotiated-capabilities-only-early",
+    requirements=["LC-7"],
+    level="SHOULD",
+    revisions=HANDSHAKE[:2],
+    spec=LIFECYCLE + "#capability-negotiation",
+    description="The client does not call tools/list on a server that declared no tools capability",
+)
+def negotiated_capabilities_early(run: ScenarioRun) -> Verdict:
+    return _capabilities_verdict(run, warn)
+
+
+def _capabilities_verdict(run: ScenarioRun, violation: Callable[..., Verdict]) -> Verdict:
+    negotiated = [m for m in run.client_messages() if m["message"].get("method") == "initialize"]
+    if not negotiated:
+        return missing(run, "an initialize request")
+    listed = run.requests("tools/list")
+    operation = run.operation("list_tools")
+    if listed:
+        why = "the client sent tools/list although the server declared no tools capability"
+        return violation(why, [*negotiated, *listed])
+    if operation is None or operation.ok:
+        return missing(run, "a refused list_tools operation")
+    return passed(
+        "tools/list was never sent; the client refused the operation itself",
+        [*negotiated, *op_evidence(operation)],
+    )
+
+
+SCENARIOS = [
+    Scenario(
+        "lifecycle-handshake",
+        "lifecycle/handshake.json",
+        checks=(
+            "lifecycle.initialize-first",
+            "lifecycle.initialized-notification",
+            "lifecycle.no-request-before-initialize-response",
+        ),
+        drive=connect_and_list,
+        description="connect, then list the tools",
+    ),
+    Scenario(
+        "lifecycle-slow-initialize",
+        "lifecycle/slow-initialize.json",
+        checks=(
+            "lifecycle.initialize-not-cancelled",
+            "lifecycle.no-request-before-initialize-response",
+        ),
+        drive=connect_and_list,
+        description="the initialize answer takes 400 ms",
+    ),
+    Scenario(
+        "lifecycle-unsupported-version",
+        "lifecycle/unsupported-version.json",
+        checks=("lifecycle.unsupported-version-disconnect",),
+        drive=connect_and_list,
+        description="the server answers initialize with version 1999-01-01",
+    ),
+    Scenario(
+        "lifecycle-no-tools-capability",
+        "lifecycle/no-tools-capability.json",
+        checks=(
+            "lifecycle.negotiated-capabilities-only",
+            "lifecycle.negotiated-capabilities-only-early",
+        ),
+        drive=connect_and_list,
+        description="the server declares no capabilities; the harness asks for the tools",
+        revisions=HANDSHAKE,
+        requires=frozenset({"tools"}),
+    ),
+]

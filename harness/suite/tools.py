@@ -1,0 +1,274 @@
+"""Tools: listing with pagination, results, isError results versus JSON-RPC errors.
+
+Also the JSON-RPC checks that every run can judge (message shapes, unique ids): they are
+judged on the tools scenario, which every client can run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from harness._catalogue import check
+from harness._run import Operation, Scenario, ScenarioRun, Session
+from harness._schemas import validate
+from harness._verdicts import Verdict, fail, passed
+from harness.suite._evidence import missing, op_evidence, response_to
+
+__all__ = ["SCENARIOS"]
+
+TOOLS = "server/tools"
+
+
+async def call_every_tool(session: Session) -> None:
+    if not (await session.connect()).ok:
+        return
+    await session.call("list_tools")
+    await session.call("call_tool", "add", {"a": 1, "b": 2})
+    await session.call("call_tool", "divide", {"a": 1, "b": 0})
+    await session.call("call_tool", "stale", {})
+    await session.call("call_tool", "gone", {})
+    await session.call("call_tool", "flaky", {})
+
+
+async def list_all_pages(session: Session) -> None:
+    if (await session.connect()).ok:
+        await session.call("list_tools")
+
+
+def _call(run: ScenarioRun, name: str) -> Operation | None:
+    return next(
+        (
+            o
+            for o in run.operations
+            if o.op == "call_tool" and o.args.get("args", [None])[0] == name
+        ),
+        None,
+    )
+
+
+def _sent_call(run: ScenarioRun, name: str) -> list[dict[str, Any]]:
+    return [
+        r
+        for r in run.requests("tools/call")
+        if (r["message"].get("params") or {}).get("name") == name
+    ]
+
+
+@check(
+    "tools.call-result",
+    requirements=["TL-2"],
+    level="MUST",
+    spec=TOOLS + "#calling-tools",
+    description="A tool result reaches the caller with its content intact and not flagged as an error",
+    feature="tools",
+)
+def call_result(run: ScenarioRun) -> Verdict:
+    operation, sent = _call(run, "add"), _sent_call(run, "add")
+    if operation is None or not sent or response_to(run, sent[0]) is None:
+        return missing(run, "an answered tools/call of add")
+    evidence = [sent[0], *op_evidence(operation)]
+    if not operation.ok or not isinstance(operation.value, dict):
+        return fail(f"the successful result was surfaced as an error: {operation.error}", evidence)
+    if operation.value.get("isError"):
+        return fail("a successful result was surfaced with isError true", evidence)
+    if operation.value.get("content") != [{"type": "text", "text": "3"}]:
+        return fail(f"the content was altered: {operation.value.get('content')!r}", evidence)
+    return passed("the result's content was surfaced intact", evidence)
+
+
+@check(
+    "tools.is-error-result",
+    requirements=["TL-4"],
+    level="MUST",
+    spec=TOOLS + "#error-handling",
+    description="A result with isError: true is surfaced as a tool failure with its content, not as a protocol error",
+    feature="tools",
+)
+def is_error_result(run: ScenarioRun) -> Verdict:
+    operation, sent = _call(run, "divide"), _sent_call(run, "divide")
+    if operation is None or not sent or response_to(run, sent[0]) is None:
+        return missing(run, "an answered tools/call of divide")
+    evidence = [sent[0], *op_evidence(operation)]
+    if operation.ok and isinstance(operation.value, dict):
+        if operation.value.get("isError") is not True:
+            return fail("the isError flag was lost: the failure looks like a success", evidence)
+        if operation.value.get("content") != [{"type": "text", "text": "division by zero"}]:
+            return fail(
+                f"the error content was altered: {operation.value.get('content')!r}", evidence
+            )
+        return passed("the tool failure was surfaced as a result with isError true", evidence)
+    error = operation.error or {}
+    if error.get("kind") == "tool" and "division by zero" in str(error.get("message")):
+        return passed(
+            "the tool failure was surfaced as a tool error carrying its content", evidence
+        )
+    return fail(
+        f"the tool failure was surfaced as {error.get('kind')} error {error}, not as a tool result",
+        evidence,
+    )
+
+
+def _protocol_error_check(code: int, tool: str) -> Callable[[ScenarioRun], Verdict]:
+    def judge(run: ScenarioRun) -> Verdict:
+        operation, sent = _call(run, tool), _sent_call(run, tool)
+        if operation is None or not sent or response_to(run, sent[0]) is None:
+            return missing(run, f"an answered tools/call of {tool}")
+        evidence = [sent[0], *op_evidence(operation)]
+        if operation.ok:
+            return fail(
+                f"the JSON-RPC error {code} was surfaced as a result: {operation.value!r}", evidence
+            )
+        error = operation.error or {}
+        if error.get("kind") != "protocol":
+            return fail(
+                f"the JSON-RPC error {code} was surfaced as a {error.get('kind')} error", evidence
+            )
+        if error.get("code") != code:
+            return fail(
+                f"the JSON-RPC error {code} was surfaced with code {error.get('code')}", evidence
+            )
+        return passed(
+            f"the JSON-RPC error {code} was surfaced as a protocol error with its code", evidence
+        )
+
+    return judge
+
+
+for _code, _tool in ((-32602, "stale"), (-32601, "gone"), (-32603, "flaky")):
+    check(
+        f"tools.protocol-error{_code}",
+        requirements=["TL-4", "RPC-7"],
+        level="MUST",
+        spec=TOOLS + "#error-handling",
+        description=f"A JSON-RPC error {_code} to tools/call is surfaced as a protocol error with that code",
+        feature="tools",
+    )(_protocol_error_check(_code, _tool))
+
+
+@check(
+    "tools.pagination",
+    requirements=["TL-1"],
+    level="MUST",
+    spec="server/utilities/pagination",
+    description="tools/list follows nextCursor, sends each cursor back verbatim, and surfaces every page",
+    feature="tools",
+)
+def pagination(run: ScenarioRun) -> Verdict:
+    sent = run.requests("tools/list")
+    operation = run.operation("list_tools")
+    if not sent or operation is None:
+        return missing(run, "a tools/list request")
+    evidence = [*sent, *op_evidence(operation)]
+    cursors = [(r["message"].get("params") or {}).get("cursor") for r in sent]
+    for expected in ("c/2 ö=+?", "eyJwYWdlIjozfQ=="):
+        if expected not in cursors:
+            return fail(
+                f"the cursor {expected!r} was not sent back verbatim (cursors sent: {cursors!r})",
+                evidence,
+            )
+    if not operation.ok:
+        return fail(f"list_tools failed: {operation.error}", evidence)
+    names = [t.get("name") for t in (operation.value or {}).get("tools", [])]
+    if sorted(names) != ["alpha", "beta", "delta", "gamma"]:
+        return fail(f"the surfaced tools are {names!r}, not the four of the three pages", evidence)
+    return passed("all three pages were fetched with verbatim cursors and surfaced", evidence)
+
+
+@check(
+    "jsonrpc.messages-valid",
+    requirements=["RPC-1", "RPC-3", "RPC-4"],
+    level="MUST",
+    spec="basic/index#messages",
+    description="Every message the client sends is valid JSON-RPC and valid against the revision's schema",
+)
+def messages_valid(run: ScenarioRun) -> Verdict:
+    invalid = run.of_kind("invalid")
+    if invalid:
+        return fail(
+            f"the client sent something that is not a JSON-RPC message: {invalid[0].get('reason')}",
+            invalid[:3],
+        )
+    messages = run.client_messages()
+    if not messages:
+        return missing(run, "any client message")
+    for entry in messages:
+        problems = validate(
+            entry["message"], run.revision, "client", request_method=_answered_method(run, entry)
+        )
+        if problems:
+            return fail(f"{problems[0]}", [entry])
+    return passed(f"all {len(messages)} client messages are valid at {run.revision}", messages[:3])
+
+
+def _answered_method(run: ScenarioRun, entry: dict[str, Any]) -> str | None:
+    """For a client response: the method of the server request it answers."""
+    message = entry["message"]
+    if "method" in message or "id" not in message:
+        return None
+    for e in run.entries:
+        m = e.get("message") or {}
+        if (
+            e["kind"] == "message"
+            and e["direction"] == "server"
+            and "method" in m
+            and m.get("id") == message["id"]
+        ):
+            return str(m["method"])
+    return None
+
+
+@check(
+    "jsonrpc.request-ids-unique",
+    requirements=["RPC-2"],
+    level="MUST",
+    spec="basic/index#requests",
+    description="The client never reuses a request id (within the session; in 2026-07-28, among requests in flight)",
+)
+def request_ids_unique(run: ScenarioRun) -> Verdict:
+    requests = run.requests()
+    if len(requests) < 2:
+        return missing(run, "two or more client requests")
+    seen: dict[tuple[str, Any], dict[str, Any]] = {}
+    for entry in requests:
+        request_id = entry["message"]["id"]
+        key = (type(request_id).__name__, request_id)
+        if key in seen:
+            earlier = seen[key]
+            stateless_ok = (
+                run.revision == "2026-07-28"
+                and response_to(run, earlier) is not None
+                and (response_to(run, earlier) or {}).get("seq", 0) < entry["seq"]
+            )
+            if not stateless_ok:
+                return fail(f"request id {request_id!r} was used twice", [earlier, entry])
+        seen[key] = entry
+    return passed(f"{len(requests)} requests, no id reused", requests[:3])
+
+
+SCENARIOS = [
+    Scenario(
+        "tools-call",
+        "tools/list-and-call.json",
+        checks=(
+            "tools.call-result",
+            "tools.is-error-result",
+            "tools.protocol-error-32602",
+            "tools.protocol-error-32601",
+            "tools.protocol-error-32603",
+            "jsonrpc.messages-valid",
+            "jsonrpc.request-ids-unique",
+        ),
+        drive=call_every_tool,
+        description="list the tools, call add, divide by zero, and three tools that end in JSON-RPC errors",
+        requires=frozenset({"tools"}),
+    ),
+    Scenario(
+        "tools-pagination",
+        "tools/pagination.json",
+        checks=("tools.pagination",),
+        drive=list_all_pages,
+        description="tools/list in three pages with opaque cursors",
+        requires=frozenset({"tools"}),
+    ),
+]

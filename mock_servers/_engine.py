@@ -1,0 +1,423 @@
+"""The replay engine: one script, one server run, independent of the transport.
+
+The transports (stdio, HTTP) decode bytes into messages, hand each to `Engine.handle`,
+and carry out the `Outcome`: deliver the reply (as JSON or SSE, after a delay, or not at
+all for a fault) and perform the actions that became due (server-initiated messages,
+standalone faults). The engine decides *what* happens; the transports decide *how*.
+
+Matching rules (docs/scripts.md):
+- a client message is matched against the expect steps not yet consumed, earliest first,
+  then against consumed steps marked `repeat`; clients may interleave messages freely;
+- send and fault steps fire once every step before them has been consumed;
+- what no step matches gets the built-in answers (initialize, ping, server/discover...),
+  and otherwise a JSON-RPC error naming the closest step and the difference.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+
+from harness._jsonrpc import (
+    INVALID_PARAMS,
+    METHOD_NOT_FOUND,
+    ErrorObject,
+    ErrorResponse,
+    Message,
+    Notification,
+    Request,
+    RequestId,
+    Response,
+)
+from harness._revisions import is_stateless
+from mock_servers._patterns import match
+from mock_servers._script import Script, Step, complete_stateless_result
+from mock_servers._transcript import Transcript
+from mock_servers._version import package_version
+
+__all__ = [
+    "META_CAPABILITIES",
+    "META_PROTOCOL_VERSION",
+    "UNSUPPORTED_PROTOCOL_VERSION",
+    "Action",
+    "Delivery",
+    "Engine",
+    "HttpInfo",
+    "Outcome",
+    "default_server_info",
+]
+
+META_PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
+META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
+META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
+UNSUPPORTED_PROTOCOL_VERSION = -32022
+
+# Client notifications that need no step: recorded as messages, never as unmatched.
+_ROUTINE_NOTIFICATIONS = frozenset(
+    {
+        "notifications/initialized",
+        "notifications/cancelled",
+        "notifications/progress",
+        "notifications/roots/list_changed",
+    }
+)
+
+
+def default_server_info() -> dict[str, str]:
+    return {"name": "mcp-testbench-mock", "version": package_version()}
+
+
+@dataclass(frozen=True)
+class HttpInfo:
+    """What the HTTP transport knows about the request that carried a message."""
+
+    method: str
+    path: str
+    headers: Mapping[str, str]  # lower-case names
+
+
+@dataclass
+class Delivery:
+    """How to answer one request (or how to acknowledge a notification or response)."""
+
+    response: Message | None
+    before: list[dict[str, Any]] = field(default_factory=list)
+    awaits: list[RequestId] = field(default_factory=list)
+    delay_ms: int = 0
+    fault: dict[str, Any] | None = None
+    as_sse: bool | None = None  # None: the transport's default
+    status: int | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    body: str | None = None
+    sse: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Action:
+    """A send or fault step that became due: `kind` is "send" or "fault"."""
+
+    kind: str
+    payload: dict[str, Any]
+    step: Step
+
+
+@dataclass
+class Outcome:
+    delivery: Delivery | None
+    actions: list[Action] = field(default_factory=list)
+    matched: Step | None = None
+
+
+def _fill(template: Any, request: Mapping[str, Any]) -> Any:
+    """Replace {"$request": "/json/pointer"} by that value of the request (or null)."""
+    if isinstance(template, dict):
+        if set(template) == {"$request"}:
+            return _resolve(request, template["$request"])
+        return {k: _fill(v, request) for k, v in template.items()}
+    if isinstance(template, list):
+        return [_fill(v, request) for v in template]
+    return template
+
+
+def _resolve(document: Any, pointer: str) -> Any:
+    value = document
+    for token in pointer.split("/")[1:]:
+        token = token.replace("~1", "/").replace("~0", "~")
+        if isinstance(value, dict) and token in value:
+            value = value[token]
+        elif isinstance(value, list) and token.isdigit() and int(token) < len(value):
+            value = value[int(token)]
+        else:
+            return None
+    return value
+
+
+def _error_object(error: Mapping[str, Any]) -> ErrorObject:
+    if "data" in error:
+        return ErrorObject(error["code"], error["message"], error["data"])
+    return ErrorObject(error["code"], error["message"])
+
+
+def _server_message(raw: Mapping[str, Any]) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", **copy.deepcopy(dict(raw))}
+
+
+class Engine:
+    def __init__(
+        self, script: Script, revision: str, transport: str, transcript: Transcript
+    ) -> None:
+        self.script = script
+        self.revision = script.pick_revision(revision)
+        self.transport = transport
+        self.transcript = transcript
+        self.stateless = is_stateless(self.revision)
+        self.negotiated_version: str | None = None
+        self._consumed: set[int] = set()
+        self._fired: set[int] = set()
+        self._responses: dict[RequestId, anyio.Event] = {}
+        server = script.server
+        self.server_info: dict[str, Any] = dict(server.get("info") or default_server_info())
+        self.capabilities: dict[str, Any] = dict(server.get("capabilities", {}))
+        self.supported_versions: list[str] = list(server.get("supported_versions", [self.revision]))
+
+    # -- the timeline -------------------------------------------------------------------
+
+    def start(self) -> list[Action]:
+        """Actions due before any client message (sends and faults at the top)."""
+        return self._due()
+
+    def _due(self) -> list[Action]:
+        due = []
+        for step in self.script.steps:
+            if step.kind == "expect":
+                if step.index not in self._consumed and not step.raw.get("optional"):
+                    break
+                continue
+            if step.index in self._fired:
+                continue
+            self._fired.add(step.index)
+            self.transcript.record("step", step=step.index, label=step.label)
+            payload = (
+                _server_message(step.raw["send"])
+                if step.kind == "send"
+                else dict(step.raw["fault"])
+            )
+            due.append(Action(step.kind, payload, step))
+        return due
+
+    def unconsumed(self) -> list[Step]:
+        return [
+            s
+            for s in self.script.steps
+            if s.kind == "expect" and s.index not in self._consumed and not s.raw.get("optional")
+        ]
+
+    def finish(self) -> None:
+        """Record the expected steps that never happened (once, at the end of the run)."""
+        left = self.unconsumed()
+        if left:
+            self.transcript.record("unconsumed", steps=[s.label for s in left])
+
+    # -- server requests and the client's answers ------------------------------------------
+
+    async def wait_for_client_response(self, request_id: RequestId) -> None:
+        """Wait until the client answered server request `request_id` (callers bound it)."""
+        await self._responses.setdefault(request_id, anyio.Event()).wait()
+
+    def _client_answered(self, request_id: RequestId) -> None:
+        self._responses.setdefault(request_id, anyio.Event()).set()
+
+    # -- one client message ------------------------------------------------------------------
+
+    def handle(
+        self, message: Message, *, http: HttpInfo | None = None, channel: str = ""
+    ) -> Outcome:
+        as_json = message.to_json()
+        self.transcript.record("message", direction="client", message=as_json, channel=channel)
+        if isinstance(message, (Response, ErrorResponse)) and message.id is not None:
+            self._client_answered(message.id)
+
+        if isinstance(message, Request) and self.stateless:
+            refusal = self._check_request_meta(message)
+            if refusal is not None:
+                return Outcome(refusal)
+
+        step = self._match(as_json, http)
+        if step is not None:
+            self._consumed.add(step.index)
+            self.transcript.record("step", step=step.index, label=step.label)
+            delivery = self._scripted_delivery(step, message, as_json)
+            return Outcome(delivery, self._due(), step)
+
+        if isinstance(message, Request):
+            builtin = self._builtin(message)
+            if builtin is not None:
+                return Outcome(Delivery(builtin), self._due())
+            return Outcome(Delivery(self._unmatched(message, as_json)), self._due())
+        routine = isinstance(message, Notification) and message.method in _ROUTINE_NOTIFICATIONS
+        if routine and not (
+            message.method == "notifications/initialized"  # type: ignore[union-attr]
+            and not self.script.default_enabled("initialized")
+        ):
+            return Outcome(None, self._due())
+        self._unmatched(message, as_json)
+        return Outcome(None, self._due())
+
+    def _match(self, message: dict[str, Any], http: HttpInfo | None) -> Step | None:
+        candidates = [
+            s for s in self.script.steps if s.kind == "expect" and s.index not in self._consumed
+        ]
+        candidates += [
+            s for s in self.script.steps if s.index in self._consumed and s.raw.get("repeat")
+        ]
+        for step in candidates:
+            if match(step.raw["expect"], message):
+                continue
+            if http is not None and not self._http_matches(step, http):
+                continue
+            return step
+        return None
+
+    @staticmethod
+    def _http_matches(step: Step, http: HttpInfo) -> bool:
+        wanted = step.raw.get("http")
+        if not wanted:
+            return True
+        if "method" in wanted and wanted["method"] != http.method:
+            return False
+        if "path" in wanted and wanted["path"] != http.path:
+            return False
+        headers = {k.lower(): v for k, v in wanted.get("headers", {}).items()}
+        return not match(headers, dict(http.headers))
+
+    def _scripted_delivery(
+        self, step: Step, message: Message, as_json: dict[str, Any]
+    ) -> Delivery | None:
+        reply = step.raw.get("reply")
+        if not isinstance(message, Request):
+            if reply and ("status" in reply or "headers" in reply or "body" in reply):
+                return Delivery(
+                    None,
+                    status=reply.get("status"),
+                    headers=dict(reply.get("headers", {})),
+                    body=reply.get("body"),
+                )
+            return None
+        reply = reply or {}
+        before = [_server_message(m) for m in reply.get("before", [])]
+        response: Message | None = None
+        if "result" in reply:
+            result = _fill(copy.deepcopy(reply["result"]), as_json)
+            if self.stateless and isinstance(result, dict) and "violation" not in reply:
+                result = complete_stateless_result(message.method, result)
+            response = Response(message.id, result)
+        elif "error" in reply:
+            error = _fill(copy.deepcopy(reply["error"]), as_json)
+            response = ErrorResponse(message.id, _error_object(error))
+        elif "fault" not in reply and "body" not in reply:
+            builtin = self._builtin(message)
+            response = builtin if builtin is not None else Response(message.id, {})
+        return Delivery(
+            response,
+            before=before,
+            awaits=[m["id"] for m in before if "method" in m and "id" in m],
+            delay_ms=int(reply.get("delay_ms", 0)),
+            fault=dict(reply["fault"]) if "fault" in reply else None,
+            as_sse={"json": False, "sse": True}.get(reply.get("as", "")),
+            status=reply.get("status"),
+            headers=dict(reply.get("headers", {})),
+            body=reply.get("body"),
+            sse=dict(reply.get("sse", {})),
+        )
+
+    # -- built-in answers -----------------------------------------------------------------------
+
+    def _check_request_meta(self, request: Request) -> Delivery | None:
+        """2026-07-28: every request carries its protocol version and capabilities."""
+        params = request.params if isinstance(request.params, dict) else {}
+        meta = params.get("_meta")
+        missing = [
+            key
+            for key in (META_PROTOCOL_VERSION, META_CAPABILITIES)
+            if not isinstance(meta, dict) or key not in meta
+        ]
+        if missing:
+            self.transcript.record(
+                "note", text=f"request {request.id!r} lacks _meta {', '.join(missing)}"
+            )
+            error = ErrorObject(
+                INVALID_PARAMS, f"Invalid params: _meta must carry {', '.join(missing)}"
+            )
+            return Delivery(ErrorResponse(request.id, error), status=400)
+        assert isinstance(meta, dict)
+        requested = meta[META_PROTOCOL_VERSION]
+        if requested not in self.supported_versions:
+            error = ErrorObject(
+                UNSUPPORTED_PROTOCOL_VERSION,
+                f"Unsupported protocol version {requested!r}",
+                {"supported": list(self.supported_versions), "requested": requested},
+            )
+            return Delivery(ErrorResponse(request.id, error), status=400)
+        self.negotiated_version = requested if isinstance(requested, str) else None
+        return None
+
+    def _builtin(self, request: Request) -> Message | None:
+        method = request.method
+        if (
+            method == "initialize"
+            and not self.stateless
+            and self.script.default_enabled("initialize")
+        ):
+            version = self.script.server.get("protocol_version", self.revision)
+            self.negotiated_version = version
+            result: dict[str, Any] = {
+                "protocolVersion": version,
+                "capabilities": self.capabilities,
+                "serverInfo": self.server_info,
+            }
+            if "instructions" in self.script.server:
+                result["instructions"] = self.script.server["instructions"]
+            return Response(request.id, result)
+        if method == "ping" and not self.stateless and self.script.default_enabled("ping"):
+            return Response(request.id, {})
+        if method == "server/discover" and self.script.default_enabled("discover"):
+            if not self.stateless:
+                return ErrorResponse(
+                    request.id, ErrorObject(METHOD_NOT_FOUND, "Method not found: server/discover")
+                )
+            discovered: dict[str, Any] = {
+                "resultType": "complete",
+                "supportedVersions": list(self.supported_versions),
+                "capabilities": self.capabilities,
+                "cacheScope": "public",
+                "ttlMs": 0,
+                "_meta": {META_SERVER_INFO: self.server_info},
+            }
+            if "instructions" in self.script.server:
+                discovered["instructions"] = self.script.server["instructions"]
+            return Response(request.id, discovered)
+        return None
+
+    def _unmatched(self, message: Message, as_json: dict[str, Any]) -> ErrorResponse | None:
+        """Record a message no step expected; for a request, the error that explains it."""
+        closest, diff = self._closest(as_json)
+        self.transcript.record(
+            "unmatched", message=as_json, closest=closest.label if closest else None, diff=diff
+        )
+        if not isinstance(message, Request):
+            return None
+        same_method = closest is not None and closest.raw["expect"].get("method") == message.method
+        if same_method:
+            code, text = (
+                INVALID_PARAMS,
+                f"Invalid params: no scripted step matches this {message.method}",
+            )
+        else:
+            code, text = METHOD_NOT_FOUND, f"Method not found: {message.method}"
+        data = {
+            "mcp-testbench": "unscripted message",
+            "closest_step": closest.label if closest else None,
+            "diff": diff,
+        }
+        return ErrorResponse(message.id, ErrorObject(code, text, data))
+
+    def _closest(self, message: dict[str, Any]) -> tuple[Step | None, list[str]]:
+        best: tuple[int, int, Step, list[str]] | None = None
+        for step in self.script.steps:
+            if step.kind != "expect" or (
+                step.index in self._consumed and not step.raw.get("repeat")
+            ):
+                continue
+            pattern = step.raw["expect"]
+            diff = [str(m) for m in match(pattern, message)]
+            # A step for the same method is closer than any other, whatever the count.
+            rank = (0 if pattern.get("method") == message.get("method") else 1, len(diff))
+            if best is None or rank < best[:2]:
+                best = (*rank, step, diff)
+        if best is None:
+            return None, []
+        return best[2], best[3]

@@ -1,0 +1,744 @@
+"""The HTTP mock server: one replay Engine behind a Starlette app.
+
+One `HttpMock` serves one run of one script: the whole script is one timeline across
+HTTP requests and sessions (a client that re-initializes after its session expired
+continues the script). Three shapes of transport, by revision and `transport`:
+
+- Streamable HTTP, 2025-03-26 .. 2025-11-25 (`transport="http"`): POST, GET and DELETE
+  on `script.http.path`, `Mcp-Session-Id`, the GET stream, resumption with
+  `Last-Event-ID`.
+- Streamable HTTP, 2026-07-28 (`transport="http"`): POST only, no sessions, request
+  headers checked against the body, `subscriptions/listen` streams.
+- HTTP+SSE, 2024-11-05 (`transport="sse-legacy"`): GET opens the stream whose first
+  event names the POST endpoint; answers travel on the stream.
+
+Every exchange is recorded (docs: mock_servers/_transcript.py) and every handler catches
+and records its own failures, so any bytes on any method get a well-formed answer.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Iterable
+from functools import partial
+from typing import Any
+from urllib.parse import parse_qs
+
+import anyio
+from starlette.applications import Starlette
+from starlette.routing import Route
+
+from harness._jsonrpc import (
+    INTERNAL_ERROR,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    Batch,
+    ErrorObject,
+    ErrorResponse,
+    Message,
+    ProtocolError,
+    Request,
+    RequestId,
+    Response,
+    encode,
+    parse,
+)
+from harness._revisions import batches_allowed
+from mock_servers._engine import Action, Delivery, Engine, HttpInfo
+from mock_servers._http_headers import HEADER_MISMATCH, header_mismatch, loopback_origin
+from mock_servers._http_streams import Plan, Push, SseStream, StreamHub
+from mock_servers._http_wire import (
+    Exchange,
+    Receive,
+    Scope,
+    Send,
+    SseItem,
+    items_from_script,
+)
+from mock_servers._script import Script
+from mock_servers._transcript import Transcript
+
+__all__ = [
+    "DEFAULT_ANSWER_TIMEOUT",
+    "SESSION_NOT_FOUND",
+    "TRANSPORTS",
+    "HttpMock",
+    "create_app",
+    "mock_of",
+]
+
+TRANSPORTS = ("http", "sse-legacy")
+SESSION_NOT_FOUND = -32001
+SERVER_ERROR = -32000
+DEFAULT_ANSWER_TIMEOUT = 30.0
+DEFAULT_GARBAGE = "this is not JSON-RPC"
+
+_SSE_HEADERS = {
+    "content-type": "text/event-stream",
+    "cache-control": "no-cache",
+    "x-accel-buffering": "no",
+}
+
+
+def _fault_ms(kind: str | None, fault: dict[str, Any]) -> int:
+    return int(fault.get("ms", 0)) if kind == "delay" else 0
+
+
+def _error(request_id: RequestId | None, code: int, text: str) -> ErrorResponse:
+    return ErrorResponse(request_id, ErrorObject(code, text))
+
+
+class HttpMock:
+    """The state of one mock run and its ASGI entry point (`create_app` wraps it).
+
+    `engine` and `transcript` are public; `sessions` maps every issued session id to
+    "active", "terminated" (DELETE), "expired" (fault) or "closed" (legacy stream ended).
+    Use it from the event loop that serves it; `close()` ends every long-lived response
+    (call it before stopping the server) and `finish()` records unconsumed steps.
+    """
+
+    def __init__(
+        self,
+        script: Script,
+        *,
+        revision: str | None = None,
+        transport: str = "http",
+        transcript: Transcript | None = None,
+        answer_timeout: float = DEFAULT_ANSWER_TIMEOUT,
+    ) -> None:
+        if transport not in TRANSPORTS:
+            raise ValueError(f"transport must be one of {', '.join(TRANSPORTS)}, not {transport!r}")
+        if revision is None and transport == "sse-legacy" and "2024-11-05" in script.revisions:
+            revision = "2024-11-05"
+        served = script.pick_revision(revision)
+        if (transport == "sse-legacy") != (served == "2024-11-05"):
+            raise ValueError(
+                f"{script.source}: revision {served} is not served over {transport!r}: "
+                "2024-11-05 uses sse-legacy (HTTP+SSE), later revisions use http"
+            )
+        self.script = script
+        self.revision = served
+        self.transport = transport
+        self.settings = script.http
+        self.answer_timeout = answer_timeout
+        self.transcript = transcript or Transcript(
+            script=script.name, revision=served, transport=transport
+        )
+        self.engine = Engine(script, served, transport, self.transcript)
+        self.sessions: dict[str, str] = {}
+        self.messages_path = script.http.path.rstrip("/") + "/messages"
+        # Only Streamable HTTP before 2026-07-28 resumes streams, so only it numbers events.
+        self.hub = StreamHub(
+            self.transcript,
+            self.engine,
+            self.sessions,
+            auto_ids=transport == "http" and not self.engine.stateless,
+            answer_timeout=answer_timeout,
+        )
+        self._requests = 0
+        self._initial: list[Action] | None = self.engine.start()
+        self._finished = False
+
+    # -- lifetime ------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """End every long-lived response and refuse to wait any longer (server shutdown)."""
+        self.hub.close()
+
+    def finish(self) -> None:
+        """Record the expected steps that never happened (once)."""
+        if not self._finished:
+            self._finished = True
+            self.engine.finish()
+
+    def _note(self, text: str) -> None:
+        self.transcript.record("note", text=text)
+
+    # -- ASGI ----------------------------------------------------------------------------
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope.get("type") != "http":
+            return
+        self._requests += 1
+        ex = Exchange(self.transcript, self._requests, scope, receive, send)
+        try:
+            await self._handle(ex)
+        except anyio.get_cancelled_exc_class():
+            raise
+        except Exception as exc:  # the mock must answer, whatever happened
+            self._note(f"request {ex.number}: mock failure {type(exc).__name__}: {exc}")
+            if not ex.started:
+                await ex.respond_json(
+                    500, _error(None, INTERNAL_ERROR, "Internal error in the mock server")
+                )
+            elif not ex.complete and not ex.aborted:
+                await ex.abort()
+
+    async def _handle(self, ex: Exchange) -> None:
+        complete = await ex.read_body()
+        ex.record_request()
+        if not complete:
+            if not ex.disconnected:
+                await ex.respond_json(
+                    413, _error(None, INVALID_REQUEST, "Request body too large for the mock")
+                )
+            return
+        if self._initial is not None:
+            initial, self._initial = self._initial, None
+            later = self._apply_actions(initial)
+            if later:
+                self._note("delay steps before the first expect step are ignored over HTTP")
+        if not self._origin_ok(ex):
+            origin = ex.headers.get("origin", "")
+            self._note(f"request {ex.number}: Origin {origin!r} refused")
+            await ex.respond_json(
+                403, _error(None, SERVER_ERROR, f"Forbidden: Origin {origin!r} is not allowed")
+            )
+            return
+        if self.transport == "sse-legacy":
+            await self._route_legacy(ex)
+            return
+        if ex.path != self.settings.path:
+            await ex.respond_text(404, "Not Found")
+        elif ex.method == "POST":
+            await self._post(ex)
+        elif ex.method == "GET":
+            await self._get(ex)
+        elif ex.method == "DELETE":
+            await self._delete(ex)
+        else:
+            await self._not_allowed(ex)
+
+    def _origin_ok(self, ex: Exchange) -> bool:
+        origin = ex.headers.get("origin")
+        return not self.settings.check_origin or origin is None or loopback_origin(origin)
+
+    def _allowed_methods(self) -> list[str]:
+        if self.transport == "sse-legacy":
+            return ["GET"]
+        allowed = ["POST"]
+        if not self.engine.stateless and self.settings.get == "stream":
+            allowed.append("GET")
+        if (
+            not self.engine.stateless
+            and self.settings.delete == "accept"
+            and self.settings.sessions
+        ):
+            allowed.append("DELETE")
+        return allowed
+
+    async def _not_allowed(self, ex: Exchange, allowed: Iterable[str] | None = None) -> None:
+        methods = ", ".join(allowed if allowed is not None else self._allowed_methods())
+        await ex.respond(405, {"allow": methods}, b"")
+
+    # -- sessions and request headers (2025-03-26 .. 2025-11-25) --------------------------
+
+    async def _session_ok(self, ex: Exchange, request_id: RequestId | None) -> bool:
+        if not self.settings.sessions:
+            return True
+        sid = ex.headers.get("mcp-session-id")
+        if sid is None:
+            # Before any session exists a POST is let through, so that a dual-era
+            # client's `server/discover` probe reaches the engine (and gets -32601).
+            if ex.method == "POST" and not self.sessions:
+                return True
+            await ex.respond_json(
+                400, _error(request_id, INVALID_REQUEST, "Bad Request: Mcp-Session-Id required")
+            )
+            return False
+        state = self.sessions.get(sid)
+        if state != "active":
+            why = f" ({state})" if state else ""
+            await ex.respond_json(
+                404, _error(request_id, SESSION_NOT_FOUND, f"Session not found{why}")
+            )
+            return False
+        return True
+
+    def _accepted_versions(self) -> set[str]:
+        versions = {self.revision, *self.engine.supported_versions}
+        if self.engine.negotiated_version is not None:
+            versions.add(self.engine.negotiated_version)
+        return versions
+
+    async def _version_ok(self, ex: Exchange, request_id: RequestId | None) -> bool:
+        """From 2025-06-18, after initialize: MCP-Protocol-Version must be supported."""
+        if self.revision < "2025-06-18":
+            return True
+        initialized = (
+            "mcp-session-id" in ex.headers
+            if self.settings.sessions
+            else self.engine.negotiated_version is not None
+        )
+        if not initialized:
+            return True
+        version = ex.headers.get("mcp-protocol-version")
+        if version is None:
+            self._note(f"request {ex.number}: no MCP-Protocol-Version header (taken as 2025-03-26)")
+            return True
+        if version in self._accepted_versions():
+            return True
+        await ex.respond_json(
+            400,
+            _error(
+                request_id,
+                INVALID_REQUEST,
+                f"Bad Request: unsupported MCP-Protocol-Version {version!r}",
+            ),
+        )
+        return False
+
+    def _mint_session(self, message: Message, response: Message | None) -> dict[str, str]:
+        """The session header for a successful initialize response (when sessions are on)."""
+        if (
+            self.engine.stateless
+            or not self.settings.sessions
+            or not isinstance(message, Request)
+            or message.method != "initialize"
+            or not isinstance(response, Response)
+        ):
+            return {}
+        sid = secrets.token_urlsafe(18)  # visible ASCII only: [A-Za-z0-9_-]
+        self.sessions[sid] = "active"
+        self._note(f"session {sid} issued")
+        return {"mcp-session-id": sid}
+
+    def _end_session(self, sid: str, state: str) -> None:
+        self.sessions[sid] = state
+        self._note(f"session {sid} {state}")
+        self.hub.control("close", session=sid)
+
+    # -- actions: sends and standalone faults --------------------------------------------
+
+    def _apply_actions(self, actions: list[Action]) -> list[Action]:
+        """Carry out the due actions up to the first delay; return the rest."""
+        for index, action in enumerate(actions):
+            if action.kind == "fault" and action.payload.get("kind") == "delay":
+                return actions[index:]
+            self._apply_action(action)
+        return []
+
+    async def _run_later(self, actions: list[Action]) -> None:
+        for action in actions:
+            if action.kind == "fault" and action.payload.get("kind") == "delay":
+                self.transcript.record("fault", fault=dict(action.payload))
+                await self.hub.sleep(int(action.payload.get("ms", 0)))
+            else:
+                self._apply_action(action)
+
+    def _apply_action(self, action: Action) -> None:
+        if action.kind == "send":
+            self.hub.push(Push(message=dict(action.payload)))
+            return
+        fault = dict(action.payload)
+        kind = fault.get("kind")
+        self.transcript.record("fault", fault=fault)
+        if kind == "expire_session":
+            for sid, state in list(self.sessions.items()):
+                if state == "active":
+                    self._end_session(sid, "expired")
+        elif kind in ("close_stream", "drop_connection", "crash"):
+            if kind == "crash":
+                self._note("crash is a stdio fault; over HTTP it drops the open streams")
+            if not self.hub.control("close" if kind == "close_stream" else "drop"):
+                self._note(f"{kind}: no stream is open")
+        elif kind == "garbage":
+            self.hub.push(Push(raw=str(fault.get("text", DEFAULT_GARBAGE))))
+        else:
+            self._note(f"fault {kind} has no effect as a step over HTTP")
+
+    # -- POST (Streamable HTTP) -----------------------------------------------------------
+
+    def _parse(self, ex: Exchange, *, allow_batch: bool) -> Message | Batch | ErrorResponse:
+        try:
+            return parse(ex.body, allow_batch=allow_batch)
+        except ProtocolError as exc:
+            self.transcript.record(
+                "invalid",
+                direction="client",
+                raw=ex.body.decode("utf-8", errors="replace"),
+                code=exc.code,
+                reason=str(exc),
+                channel=ex.channel,
+            )
+            return exc.to_error_response()
+
+    def _http_info(self, ex: Exchange) -> HttpInfo:
+        return HttpInfo(ex.method, ex.path, dict(ex.headers))
+
+    async def _post(self, ex: Exchange) -> None:
+        parsed = self._parse(ex, allow_batch=batches_allowed(self.revision))
+        if isinstance(parsed, ErrorResponse):
+            await ex.respond_json(400, parsed)
+            return
+        messages = list(parsed.messages) if isinstance(parsed, Batch) else [parsed]
+        request_id = parsed.id if isinstance(parsed, Request) else None
+        if self.engine.stateless:
+            if isinstance(parsed, Request):
+                reason = header_mismatch(ex.headers, parsed)
+                if reason is not None:
+                    self._note(f"request {ex.number}: header mismatch: {reason}")
+                    error = _error(request_id, HEADER_MISMATCH, f"Header mismatch: {reason}")
+                    await ex.respond_json(400, error)
+                    return
+        elif not any(isinstance(m, Request) and m.method == "initialize" for m in messages):
+            if not await self._session_ok(ex, request_id):
+                return
+            if not await self._version_ok(ex, request_id):
+                return
+        if isinstance(parsed, Batch):
+            await self._post_batch(ex, parsed)
+            return
+        outcome = self.engine.handle(parsed, http=self._http_info(ex), channel=ex.channel)
+        later = self._apply_actions(outcome.actions)
+        async with anyio.create_task_group() as tg:
+            if later:
+                tg.start_soon(self._run_later, later)
+            await self._deliver(ex, parsed, outcome.delivery)
+
+    async def _post_batch(self, ex: Exchange, batch: Batch) -> None:
+        responses: list[Message] = []
+        headers: dict[str, str] = {"content-type": "application/json"}
+        later: list[Action] = []
+        for message in batch.messages:
+            outcome = self.engine.handle(message, http=self._http_info(ex), channel=ex.channel)
+            later += self._apply_actions(outcome.actions)
+            delivery = outcome.delivery
+            if delivery is not None and delivery.response is not None:
+                if delivery.fault or delivery.before or delivery.delay_ms:
+                    self._note(f"request {ex.number}: in a batch only the response is sent")
+                responses.append(delivery.response)
+                headers.update(self._mint_session(message, delivery.response))
+        async with anyio.create_task_group() as tg:
+            if later:
+                tg.start_soon(self._run_later, later)
+            if not responses:
+                await ex.respond(202, {}, b"")
+                return
+            value = [r.to_json() for r in responses]
+            self.hub.record_sent(value, ex.channel)
+            await ex.respond_json(200, value, headers)
+
+    def _fallback(self, message: Message) -> Message | None:
+        """The answer for a fault step that needs one but scripts none (an empty result)."""
+        if not isinstance(message, Request):
+            return None
+        return Response(message.id, {"resultType": "complete"} if self.engine.stateless else {})
+
+    def _as_sse(self, delivery: Delivery) -> bool:
+        if delivery.as_sse is not None:
+            return delivery.as_sse
+        if delivery.status is not None and delivery.status >= 400:
+            return False  # clients read error bodies as JSON
+        if delivery.before or delivery.sse.get("events"):
+            return True
+        return self.settings.reply_as == "sse"
+
+    def _status(self, delivery: Delivery, response: Message | None) -> int:
+        if delivery.status is not None:
+            return delivery.status
+        # 2026-07-28: an unknown method is 404 with the -32601 body.
+        if (
+            self.engine.stateless
+            and isinstance(response, ErrorResponse)
+            and response.error.code == METHOD_NOT_FOUND
+        ):
+            return 404
+        return 200
+
+    async def _deliver(self, ex: Exchange, message: Message, delivery: Delivery | None) -> None:
+        if delivery is None:
+            await ex.respond(202, {}, b"")
+            return
+        fault = dict(delivery.fault or {})
+        kind = fault.get("kind")
+        if kind is not None:
+            self.transcript.record("fault", fault=fault, request=ex.number)
+        if kind == "crash":
+            self._note("crash is a stdio fault; over HTTP it drops the connection")
+            kind = "drop_connection"
+        elif kind in ("oversized_line", "stderr", "hang") and not isinstance(message, Request):
+            kind = None
+        elif kind in ("oversized_line", "stderr"):
+            self._note(f"{kind} is a stdio fault; over HTTP the request gets an empty result")
+            kind = None
+        if kind == "expire_session":
+            sid = ex.headers.get("mcp-session-id")
+            for s, state in list(self.sessions.items()):
+                if state == "active" and (sid is None or s == sid):
+                    self._end_session(s, "expired")
+            request_id = message.id if isinstance(message, Request) else None
+            await ex.respond_json(404, _error(request_id, SESSION_NOT_FOUND, "Session not found"))
+            return
+        as_sse = self._as_sse(delivery)
+        if delivery.body is not None or kind == "garbage":
+            text = delivery.body if delivery.body is not None else fault.get("text")
+            content_type = "text/event-stream" if as_sse else "application/json"
+            headers = {"content-type": content_type, **delivery.headers}
+            body = (DEFAULT_GARBAGE if text is None else str(text)).encode("utf-8")
+            await ex.respond(delivery.status or 200, headers, body)
+            return
+        response = delivery.response or (self._fallback(message) if kind else None)
+        if response is None:
+            # A notification or response whose step scripts a status or headers.
+            await ex.respond(delivery.status or 202, delivery.headers, b"")
+            return
+        if as_sse and isinstance(message, Request):
+            await self._deliver_sse(ex, message, delivery, response, kind, fault)
+        else:
+            await self._deliver_json(ex, message, delivery, response, kind, fault)
+
+    async def _deliver_json(
+        self,
+        ex: Exchange,
+        message: Message,
+        delivery: Delivery,
+        response: Message,
+        kind: str | None,
+        fault: dict[str, Any],
+    ) -> None:
+        if delivery.before:
+            self._note(
+                f"request {ex.number}: a JSON reply sends its before-messages on the GET stream"
+            )
+            for before in delivery.before:
+                self.hub.push(Push(message=before))
+        await self.hub.await_answers(delivery.awaits)
+        await self.hub.sleep(delivery.delay_ms + _fault_ms(kind, fault))
+        if kind == "hang":
+            await self._hang(ex, message)
+            return
+        status = self._status(delivery, response)
+        body = _encode(response)
+        headers = {"content-type": "application/json", **delivery.headers}
+        ex.chunk_size = delivery.sse.get("chunk_size")
+        if kind in ("drop_connection", "close_stream"):
+            if kind == "close_stream":
+                self._note(f"request {ex.number}: close_stream on a JSON reply drops it")
+            await ex.start_stream(status, {**headers, "content-length": str(len(body))})
+            await ex.abort(body[: len(body) // 2])
+            self.transcript.record("http_end", request=ex.number, how="dropped")
+            return
+        headers.update(self._mint_session(message, response))
+        self.hub.record_sent(response.to_json(), ex.channel)
+        await ex.respond(status, headers, body)
+
+    async def _hang(self, ex: Exchange, message: Message) -> None:
+        """Never answer: wait for the client to give up (or the server to stop)."""
+        await self.hub.until_closing(ex.wait_disconnect, float("inf"))
+        if ex.disconnected:
+            self._record_cancel(ex, message.id if isinstance(message, Request) else None)
+        else:
+            request_id = message.id if isinstance(message, Request) else None
+            await ex.respond_json(
+                503, _error(request_id, SERVER_ERROR, "The mock server is shutting down")
+            )
+
+    def _record_cancel(self, ex: Exchange, request_id: RequestId | None) -> None:
+        self.transcript.record("http_end", request=ex.number, how="client_closed")
+        self._note(
+            f"request {ex.number}: the client closed the response before it was complete "
+            f"(JSON-RPC id {request_id!r}): a cancellation"
+        )
+
+    # -- SSE responses ---------------------------------------------------------------------
+
+    async def _deliver_sse(
+        self,
+        ex: Exchange,
+        message: Request,
+        delivery: Delivery,
+        response: Message,
+        kind: str | None,
+        fault: dict[str, Any],
+    ) -> None:
+        listen = self.engine.stateless and message.method == "subscriptions/listen"
+        session = None if self.engine.stateless else ex.headers.get("mcp-session-id")
+        stream = self.hub.new_stream(ex.number, "listen" if listen else "post", session, message.id)
+        stream.plan = Plan(
+            items_from_script(
+                delivery.sse.get("events"), delivery.before, delivery.sse.get("retry")
+            ),
+            response.to_json(),
+            awaits=list(delivery.awaits),
+            delay_ms=delivery.delay_ms + _fault_ms(kind, fault),
+            fault=kind if kind in ("hang", "drop_connection", "close_stream") else None,
+        )
+        stream.chunk_size = delivery.sse.get("chunk_size")
+        headers = {**_SSE_HEADERS, **delivery.headers}
+        if kind not in ("hang", "drop_connection"):
+            headers.update(self._mint_session(message, response))
+        await ex.start_stream(self._status(delivery, response), headers)
+        await self.hub.run(ex, stream)
+
+    # -- GET and DELETE (Streamable HTTP) -------------------------------------------------
+
+    async def _get(self, ex: Exchange) -> None:
+        if self.engine.stateless or self.settings.get == "405":
+            await self._not_allowed(ex)
+            return
+        if "text/event-stream" not in ex.headers.get("accept", ""):
+            await ex.respond_json(
+                406,
+                _error(None, INVALID_REQUEST, "Not Acceptable: Accept must list text/event-stream"),
+            )
+            return
+        if not await self._session_ok(ex, None) or not await self._version_ok(ex, None):
+            return
+        last = ex.headers.get("last-event-id")
+        if last is not None:
+            found = self.hub.find_event(last)
+            if found is not None:
+                stream, position = found
+                await ex.start_stream(200, _SSE_HEADERS)
+                if stream.exchange is None:
+                    self._note(f"request {ex.number}: resumes stream {stream.id} after {last!r}")
+                    await self.hub.run(ex, stream, replay_after=position)
+                else:
+                    # Its first response has not ended (as far as the server knows): one
+                    # writer per stream, so this one only gets the replay.
+                    self._note(
+                        f"request {ex.number}: stream {stream.id} is still open; replay only"
+                    )
+                    await self.hub.replay(ex, stream, position)
+                    await ex.end()
+                return
+            self._note(f"request {ex.number}: unknown Last-Event-ID {last!r}; a new GET stream")
+        stream = self.hub.new_stream(ex.number, "get", ex.headers.get("mcp-session-id"), None)
+        await ex.start_stream(200, _SSE_HEADERS)
+        await self.hub.run(ex, stream)
+
+    async def _delete(self, ex: Exchange) -> None:
+        if self.engine.stateless or self.settings.delete == "405" or not self.settings.sessions:
+            await self._not_allowed(ex)
+            return
+        if ex.headers.get("mcp-session-id") is None:
+            await ex.respond_json(
+                400, _error(None, INVALID_REQUEST, "Bad Request: Mcp-Session-Id required")
+            )
+            return
+        if not await self._session_ok(ex, None) or not await self._version_ok(ex, None):
+            return
+        self._end_session(ex.headers["mcp-session-id"], "terminated")
+        await ex.respond(200, {}, b"")
+
+    # -- HTTP+SSE (2024-11-05) -------------------------------------------------------------
+
+    async def _route_legacy(self, ex: Exchange) -> None:
+        if ex.path == self.settings.path:
+            if ex.method == "GET":
+                await self._legacy_get(ex)
+            else:
+                await self._not_allowed(ex, ["GET"])
+        elif ex.path == self.messages_path:
+            if ex.method == "POST":
+                await self._legacy_post(ex)
+            else:
+                await self._not_allowed(ex, ["POST"])
+        else:
+            await ex.respond_text(404, "Not Found")
+
+    async def _legacy_get(self, ex: Exchange) -> None:
+        sid = secrets.token_urlsafe(18)
+        self.sessions[sid] = "active"
+        self._note(f"session {sid} issued (HTTP+SSE)")
+        stream = self.hub.new_stream(ex.number, "legacy", sid, None)
+        endpoint = f"{self.messages_path}?session_id={sid}"
+        stream.plan = Plan([SseItem("data", text=endpoint, event="endpoint")], None)
+        await ex.start_stream(200, _SSE_HEADERS)
+        await self.hub.run(ex, stream)
+
+    async def _legacy_post(self, ex: Exchange) -> None:
+        sid = parse_qs(ex.query).get("session_id", [None])[0]
+        if sid is None:
+            await ex.respond_json(
+                400, _error(None, INVALID_REQUEST, "Bad Request: session_id required")
+            )
+            return
+        # Found by session, not among the streams already waiting: a POST may race the
+        # stream's handler between the endpoint event and its wait; jobs queue up.
+        stream = next(
+            (s for s in self.hub.streams.values() if s.kind == "legacy" and s.session == sid),
+            None,
+        )
+        if self.sessions.get(sid) != "active" or stream is None or stream.exchange is None:
+            await ex.respond_json(404, _error(None, SESSION_NOT_FOUND, "Session not found"))
+            return
+        parsed = self._parse(ex, allow_batch=False)
+        if isinstance(parsed, ErrorResponse):
+            await ex.respond_json(400, parsed)
+            return
+        assert not isinstance(parsed, Batch)
+        outcome = self.engine.handle(parsed, http=self._http_info(ex), channel=ex.channel)
+        later = self._apply_actions(outcome.actions)
+        await ex.respond(202, {"content-type": "text/plain; charset=utf-8"}, b"Accepted")
+        # The answer travels on the stream: its handler runs the job, so this POST is done.
+        if outcome.delivery is not None:
+            stream.enqueue(Push(job=partial(self._legacy_job, stream, parsed, outcome.delivery)))
+        if later:
+            stream.enqueue(Push(job=partial(self._run_later, later)))
+
+    async def _legacy_job(self, stream: SseStream, message: Message, delivery: Delivery) -> None:
+        ex = stream.exchange
+        if ex is None:
+            return
+        fault = dict(delivery.fault or {})
+        kind = fault.get("kind")
+        if kind is not None:
+            self.transcript.record("fault", fault=fault, request=ex.number)
+        if not isinstance(message, Request):
+            return  # a notification or response: nothing goes back
+        for before in delivery.before:
+            await self.hub.write_item(ex, stream, SseItem("message", message=before))
+        await ex.flush()
+        await self.hub.await_answers(delivery.awaits)
+        await self.hub.sleep(delivery.delay_ms + _fault_ms(kind, fault))
+        if kind == "hang":
+            return
+        if kind == "expire_session":
+            self._end_session(stream.session or "", "expired")
+        elif kind in ("drop_connection", "crash", "close_stream"):
+            stream.enqueue(Push(control="close" if kind == "close_stream" else "drop"))
+        elif kind == "garbage" or delivery.body is not None:
+            text = delivery.body if delivery.body is not None else fault.get("text")
+            item = SseItem("data", text=DEFAULT_GARBAGE if text is None else str(text))
+            await self.hub.write_item(ex, stream, item)
+        else:
+            response = delivery.response or self._fallback(message)
+            if response is not None:
+                await self.hub.write_item(
+                    ex, stream, SseItem("message", message=response.to_json())
+                )
+
+
+def _encode(message: Message) -> bytes:
+    return encode(message).encode("utf-8")
+
+
+def create_app(
+    script: Script,
+    *,
+    revision: str | None = None,
+    transport: str = "http",
+    transcript: Transcript | None = None,
+    answer_timeout: float = DEFAULT_ANSWER_TIMEOUT,
+) -> Starlette:
+    """A Starlette app serving `script`; its `HttpMock` is `app.state.mock` (`mock_of`)."""
+    mock = HttpMock(
+        script,
+        revision=revision,
+        transport=transport,
+        transcript=transcript,
+        answer_timeout=answer_timeout,
+    )
+    # An ASGI instance as endpoint: Starlette routes every method to it unchanged.
+    app = Starlette(routes=[Route("/{path:path}", endpoint=mock)])
+    app.state.mock = mock
+    return app
+
+
+def mock_of(app: Starlette) -> HttpMock:
+    """The `HttpMock` behind an app made by `create_app`."""
+    mock = app.state.mock
+    assert isinstance(mock, HttpMock)
+    return mock

@@ -1,0 +1,366 @@
+"""The event streams of the HTTP mock: scripted SSE replies, GET and listen streams.
+
+A `SseStream` is a logical stream that can outlive the HTTP response carrying it: a
+scripted reply that closes early keeps the rest of its items (and the response) for a
+resumption with `Last-Event-ID`, which first replays the events written after that id.
+Long-lived streams (the GET stream, 2026-07-28 `subscriptions/listen` streams, the
+HTTP+SSE stream) wait for pushes: server-initiated messages, controls from fault steps,
+and (HTTP+SSE) jobs that write the answers to POSTed requests.
+
+`StreamHub` owns them all, for one `HttpMock`, in one event loop.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Awaitable, Callable, Coroutine
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import anyio
+from anyio.abc import TaskGroup
+
+from harness._jsonrpc import RequestId
+from mock_servers._engine import Engine
+from mock_servers._http_wire import Exchange, SseItem, render_item
+from mock_servers._transcript import Transcript
+
+__all__ = ["Ending", "Plan", "Push", "SseStream", "StreamHub", "StreamKind"]
+
+StreamKind = Literal["post", "listen", "get", "legacy"]
+# How a streamed response ended, as recorded in `http_end` entries.
+Ending = Literal["complete", "closed", "dropped", "client_closed", "shutdown"]
+
+
+@dataclass
+class Push:
+    """Something for a long-lived stream: a message, raw data, a control, or a job."""
+
+    message: dict[str, Any] | None = None
+    raw: str | None = None
+    control: Literal["close", "drop"] | None = None
+    job: Callable[[], Coroutine[Any, Any, None]] | None = None
+
+
+@dataclass
+class Plan:
+    """The scripted items of one SSE reply, and how far the wire has got through them."""
+
+    items: list[SseItem]
+    response: dict[str, Any] | None
+    awaits: list[RequestId] = field(default_factory=list)
+    delay_ms: int = 0
+    fault: str | None = None  # hang, drop_connection or close_stream, at the response
+    pos: int = 0
+    answered: bool = False
+
+
+class SseStream:
+    """One logical event stream; `blocks` are the bytes written so far, for replay."""
+
+    def __init__(
+        self,
+        stream_id: str,
+        kind: StreamKind,
+        session: str | None,
+        request_id: RequestId | None,
+        *,
+        auto_ids: bool,
+    ) -> None:
+        self.id = stream_id
+        self.kind = kind
+        self.session = session
+        self.request_id = request_id
+        self.auto_ids = auto_ids
+        self.plan: Plan | None = None
+        self.blocks: list[tuple[str | None, bytes, dict[str, Any]]] = []
+        self.exchange: Exchange | None = None  # the response carrying it now
+        self.drop_partial = b""
+        self.chunk_size: int | None = None  # kept for the responses that resume it
+        self._counter = 0
+        self._queue: deque[Push] = deque()
+        self._wakeup: anyio.Event | None = None
+
+    def next_id(self) -> str:
+        self._counter += 1
+        return f"{self.id}-{self._counter}"
+
+    def enqueue(self, push: Push) -> None:
+        self._queue.append(push)
+        if self._wakeup is not None:
+            self._wakeup.set()
+
+    async def next_push(self) -> Push:
+        while not self._queue:
+            self._wakeup = anyio.Event()
+            await self._wakeup.wait()
+        return self._queue.popleft()
+
+
+class StreamHub:
+    """Every stream of one mock run, the pushes waiting for one, and the shutdown signal.
+
+    `sessions` is the mock's own session table (shared): a GET or HTTP+SSE stream takes
+    pushes only while its session is active, and an HTTP+SSE session ends with its stream.
+    """
+
+    def __init__(
+        self,
+        transcript: Transcript,
+        engine: Engine,
+        sessions: dict[str, str],
+        *,
+        auto_ids: bool,
+        answer_timeout: float,
+    ) -> None:
+        self.transcript = transcript
+        self.engine = engine
+        self.sessions = sessions
+        self.auto_ids = auto_ids
+        self.answer_timeout = answer_timeout
+        self.streams: dict[str, SseStream] = {}
+        self.live: list[SseStream] = []  # streams waiting on pushes (or hanging)
+        self._event_index: dict[str, tuple[str, int]] = {}
+        self._pending: list[Push] = []  # pushes with no stream to carry them yet
+        self._closing_event: anyio.Event | None = None
+        self._closed = False
+
+    # -- shutdown and bounded waits ---------------------------------------------------------
+
+    def closing(self) -> anyio.Event:
+        # Created on first use, inside the loop that serves the app.
+        if self._closing_event is None:
+            self._closing_event = anyio.Event()
+            if self._closed:
+                self._closing_event.set()
+        return self._closing_event
+
+    def close(self) -> None:
+        self._closed = True
+        if self._closing_event is not None:
+            self._closing_event.set()
+
+    async def sleep(self, ms: float) -> None:
+        """A scripted delay; cut short when the server closes."""
+        if ms > 0:
+            with anyio.move_on_after(ms / 1000):
+                await self.closing().wait()
+
+    async def until_closing(self, fn: Callable[[], Awaitable[None]], limit: float) -> bool:
+        """Run fn() to its end (True), or until `limit` seconds pass or the server closes."""
+        done = False
+        with anyio.move_on_after(limit):
+            async with anyio.create_task_group() as tg:
+
+                async def closer() -> None:
+                    await self.closing().wait()
+                    tg.cancel_scope.cancel()
+
+                tg.start_soon(closer)
+                await fn()
+                done = True
+                tg.cancel_scope.cancel()
+        return done
+
+    async def await_answers(self, ids: list[RequestId]) -> None:
+        """Wait for the client's answers to server requests, bounded by the answer timeout."""
+        if not ids:
+            return
+
+        async def answers() -> None:
+            for request_id in ids:
+                await self.engine.wait_for_client_response(request_id)
+
+        if not await self.until_closing(answers, self.answer_timeout):
+            self.note(
+                f"no answer to server request(s) {ids!r} within {self.answer_timeout:g} s; "
+                "continuing"
+            )
+
+    def note(self, text: str) -> None:
+        self.transcript.record("note", text=text)
+
+    def record_sent(self, message: Any, channel: str) -> None:
+        self.transcript.record("message", direction="server", message=message, channel=channel)
+
+    # -- streams and pushes -----------------------------------------------------------------
+
+    def new_stream(
+        self, number: int, kind: StreamKind, session: str | None, request_id: RequestId | None
+    ) -> SseStream:
+        # Automatic ids encode the stream ("s7-3": the stream of request 7, third id) so
+        # that they are unique and a resumption finds its stream.
+        stream = SseStream(f"s{number}", kind, session, request_id, auto_ids=self.auto_ids)
+        self.streams[stream.id] = stream
+        return stream
+
+    def find_event(self, event_id: str) -> tuple[SseStream, int] | None:
+        found = self._event_index.get(event_id)
+        return None if found is None else (self.streams[found[0]], found[1])
+
+    def is_target(self, stream: SseStream) -> bool:
+        if stream.kind == "listen":
+            return True
+        if stream.kind in ("get", "legacy"):
+            return stream.session is None or self.sessions.get(stream.session) == "active"
+        return False
+
+    def push(self, push: Push) -> None:
+        """A server-initiated message: to every listen stream (2026-07-28) or to the newest
+        GET / HTTP+SSE stream (never the same message on two); kept until one opens."""
+        targets = [s for s in self.live if self.is_target(s)]
+        if not targets:
+            self._pending.append(push)
+        elif self.engine.stateless:
+            for stream in targets:
+                stream.enqueue(push)
+        else:
+            targets[-1].enqueue(push)
+
+    def control(self, control: Literal["close", "drop"], session: str | None = None) -> int:
+        """End the long-lived streams (of one session); how many there were."""
+        if session is None:
+            streams = [s for s in self.live if s.kind != "post"]
+        else:
+            streams = [s for s in self.live if s.session == session and s.kind in ("get", "legacy")]
+        for stream in streams:
+            stream.enqueue(Push(control=control))
+        return len(streams)
+
+    # -- writing a stream -------------------------------------------------------------------
+
+    async def run(
+        self, ex: Exchange, stream: SseStream, *, replay_after: int | None = None
+    ) -> None:
+        """Write a started SSE response until its stream ends, watching for the client
+        leaving and for shutdown; then finish (or break) the response and record how."""
+        stream.exchange = ex
+        if stream.chunk_size is not None:
+            ex.chunk_size = stream.chunk_size
+        result: Ending | None = None
+        try:
+            async with anyio.create_task_group() as tg:
+
+                async def watch_client() -> None:
+                    await ex.wait_disconnect()
+                    tg.cancel_scope.cancel()
+
+                async def watch_closing() -> None:
+                    await self.closing().wait()
+                    tg.cancel_scope.cancel()
+
+                tg.start_soon(watch_client)
+                tg.start_soon(watch_closing)
+                result = await self._play(ex, stream, replay_after, tg)
+                tg.cancel_scope.cancel()
+        finally:
+            stream.exchange = None
+            if stream in self.live:
+                self.live.remove(stream)
+        how: Ending = result or ("client_closed" if ex.disconnected else "shutdown")
+        if how == "dropped":
+            await ex.abort(stream.drop_partial)  # in the handler's own task: see abort()
+        elif how != "client_closed":
+            await ex.end()
+        self.transcript.record("http_end", request=ex.number, stream=stream.id, how=how)
+        if stream.kind == "legacy" and self.sessions.get(stream.session or "") == "active":
+            self.sessions[stream.session or ""] = "closed"
+        unanswered = stream.plan is not None and not stream.plan.answered
+        if how == "client_closed" and stream.kind in ("post", "listen") and unanswered:
+            # 2026-07-28: closing the response stream is how a client cancels (HM-5).
+            self.note(
+                f"request {ex.number}: the client closed stream {stream.id} before the response "
+                f"(JSON-RPC id {stream.request_id!r}): a cancellation"
+            )
+
+    async def _play(
+        self, ex: Exchange, stream: SseStream, replay_after: int | None, tg: TaskGroup
+    ) -> Ending:
+        if replay_after is not None:
+            await self.replay(ex, stream, replay_after)
+        if stream.plan is not None:
+            played = await self._play_plan(ex, stream, stream.plan)
+            if played in ("closed", "dropped"):
+                return played
+            if played == "done" and stream.kind in ("post", "listen"):
+                return "complete"
+        return await self._pump(ex, stream, tg)
+
+    async def replay(self, ex: Exchange, stream: SseStream, after: int) -> None:
+        """Write again what the stream carried after its block number `after`."""
+        for _event_id, data, recorded in stream.blocks[after + 1 :]:
+            await ex.write(data)
+            self.transcript.record(
+                "sse_event", request=ex.number, stream=stream.id, event=recorded, replay=True
+            )
+
+    async def _play_plan(
+        self, ex: Exchange, stream: SseStream, plan: Plan
+    ) -> Literal["done", "closed", "dropped", "hang"]:
+        while plan.pos < len(plan.items):
+            item = plan.items[plan.pos]
+            if item.kind == "response":
+                await ex.flush()  # nothing held back while waiting
+                await self.await_answers(plan.awaits)
+                plan.awaits = []
+                await self.sleep(plan.delay_ms)
+                plan.delay_ms = 0
+                if plan.fault == "hang":
+                    return "hang"
+                if plan.fault == "close_stream":
+                    plan.fault = None  # a resumption delivers the response
+                    return "closed"
+                item.message = plan.response
+                if plan.fault == "drop_connection":
+                    rendered = render_item(item, None)
+                    data = rendered[0] if rendered else b"data: "
+                    stream.drop_partial = data[: max(1, len(data) // 2)]
+                    return "dropped"
+            await self.write_item(ex, stream, item)
+            plan.pos += 1
+            if item.kind == "response":
+                plan.answered = True
+            if item.close:
+                return "closed"
+        return "done"
+
+    async def write_item(self, ex: Exchange, stream: SseStream, item: SseItem) -> None:
+        event_id = item.id if item.kind != "raw" else None
+        if event_id is None and (
+            item.kind == "prime" or (stream.auto_ids and item.kind in ("message", "response"))
+        ):
+            event_id = stream.next_id()
+        try:
+            rendered = render_item(item, event_id)
+        except ValueError as exc:
+            self.note(f"stream {stream.id}: an SSE item could not be written: {exc}")
+            return
+        if rendered is None:
+            return
+        data, recorded = rendered
+        await ex.write(data)
+        stream.blocks.append((event_id, data, recorded))
+        if event_id is not None:
+            self._event_index[event_id] = (stream.id, len(stream.blocks) - 1)
+        self.transcript.record("sse_event", request=ex.number, stream=stream.id, event=recorded)
+        if item.message is not None and item.kind in ("message", "response"):
+            self.record_sent(item.message, ex.channel)
+
+    async def _pump(self, ex: Exchange, stream: SseStream, tg: TaskGroup) -> Ending:
+        """Wait on a stream: write what is pushed to it until a control ends it."""
+        self.live.append(stream)
+        if self.is_target(stream) and self._pending:
+            pending, self._pending = self._pending, []
+            for push in pending:
+                self.push(push)
+        while True:
+            await ex.flush()
+            push = await stream.next_push()
+            if push.control is not None:
+                return "closed" if push.control == "close" else "dropped"
+            if push.job is not None:
+                tg.start_soon(push.job)
+            elif push.raw is not None:
+                await self.write_item(ex, stream, SseItem("data", text=push.raw))
+            elif push.message is not None:
+                await self.write_item(ex, stream, SseItem("message", message=push.message))

@@ -1,0 +1,136 @@
+"""Partial matching of JSON values against script patterns, with readable differences.
+
+A pattern is a JSON value. An object pattern matches an object that has every listed
+member (matching recursively); members it does not list are ignored, so scripts stay
+short and tolerate clients that send more than the spec needs. An object made only of
+`$` keys is an operator:
+
+    {"$present": true}    the member exists (any value)
+    {"$absent": true}     the member does not exist
+    {"$type": "string"}   JSON type: string, integer, number, boolean, object, array, null
+    {"$regex": "^v\\d"}   a string that the regular expression matches (re.search)
+    {"$any": [p, q]}      any of the patterns matches
+    {"$contains": p}      an array with at least one element matching p
+
+Arrays match element by element and must have the same length; scalars match by JSON
+equality (1 and 1.0 are equal, 1 and true are not, as in JSON).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+__all__ = ["OPERATORS", "Mismatch", "is_operator", "match"]
+
+OPERATORS = frozenset({"$present", "$absent", "$type", "$regex", "$any", "$contains"})
+_MISSING: Any = object()
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    pointer: str
+    expected: str
+    actual: str
+
+    def __str__(self) -> str:
+        return f"{self.pointer or '/'}: expected {self.expected}, got {self.actual}"
+
+
+def is_operator(pattern: Any) -> bool:
+    return isinstance(pattern, dict) and bool(pattern) and all(k.startswith("$") for k in pattern)
+
+
+def _show(value: Any) -> str:
+    if value is _MISSING:
+        return "nothing (member absent)"
+    text = json.dumps(value, ensure_ascii=False, sort_keys=True)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object"
+
+
+@lru_cache(maxsize=256)
+def _compiled(regex: str) -> re.Pattern[str]:
+    return re.compile(regex)
+
+
+def _escape(key: str) -> str:
+    return key.replace("~", "~0").replace("/", "~1")
+
+
+def match(pattern: Any, value: Any, pointer: str = "") -> list[Mismatch]:
+    """Every difference between `value` and `pattern` (empty: it matches)."""
+    if is_operator(pattern):
+        return _match_operator(pattern, value, pointer)
+    if value is _MISSING:
+        return [Mismatch(pointer, _show(pattern), _show(value))]
+    if isinstance(pattern, dict):
+        if not isinstance(value, dict):
+            return [Mismatch(pointer, "an object", _show(value))]
+        found: list[Mismatch] = []
+        for key, sub in pattern.items():
+            found += match(sub, value.get(key, _MISSING), f"{pointer}/{_escape(key)}")
+        return found
+    if isinstance(pattern, list):
+        if not isinstance(value, list) or len(value) != len(pattern):
+            return [Mismatch(pointer, _show(pattern), _show(value))]
+        found = []
+        for index, (sub, item) in enumerate(zip(pattern, value, strict=True)):
+            found += match(sub, item, f"{pointer}/{index}")
+        return found
+    if _json_type(pattern) in ("integer", "number") and _json_type(value) in ("integer", "number"):
+        equal = pattern == value
+    else:
+        equal = _json_type(pattern) == _json_type(value) and pattern == value
+    return [] if equal else [Mismatch(pointer, _show(pattern), _show(value))]
+
+
+def _match_operator(pattern: dict[str, Any], value: Any, pointer: str) -> list[Mismatch]:
+    found: list[Mismatch] = []
+    for op, arg in pattern.items():
+        if op == "$present":
+            if (value is _MISSING) == bool(arg):
+                found.append(Mismatch(pointer, "present" if arg else "absent", _show(value)))
+        elif op == "$absent":
+            if (value is _MISSING) != bool(arg):
+                found.append(Mismatch(pointer, "absent" if arg else "present", _show(value)))
+        elif op == "$any":  # before the absence test: {"$any": [{"$absent": true}, ...]}
+            if all(match(p, value, pointer) for p in arg):
+                found.append(Mismatch(pointer, f"any of {_show(arg)}", _show(value)))
+        elif value is _MISSING:
+            found.append(Mismatch(pointer, f"{op} {_show(arg)}", _show(value)))
+        elif op == "$type":
+            actual = _json_type(value)
+            if actual != arg and not (arg == "number" and actual == "integer"):
+                found.append(
+                    Mismatch(pointer, f"a value of type {arg}", f"{actual} {_show(value)}")
+                )
+        elif op == "$regex":
+            if not isinstance(value, str) or not _compiled(arg).search(value):
+                found.append(Mismatch(pointer, f"a string matching /{arg}/", _show(value)))
+        elif op == "$contains":
+            if not isinstance(value, list) or all(match(arg, item, pointer) for item in value):
+                found.append(Mismatch(pointer, f"an array containing {_show(arg)}", _show(value)))
+        else:
+            raise ValueError(
+                f"unknown pattern operator {op!r}; known: {', '.join(sorted(OPERATORS))}"
+            )
+    return found

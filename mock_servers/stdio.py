@@ -1,0 +1,35 @@
+"""The stdio mock server: `python -m mock_servers.stdio SCRIPT [options]`.
+
+    python -m mock_servers.stdio SCRIPT [--revision R] [--transcript PATH]
+        [--answer-timeout SECONDS] [--max-line-bytes N]
+
+A client spawns it (build the argv with `stdio_command`) and speaks newline-delimited
+JSON-RPC on its stdin/stdout; stdout carries MCP messages only, logs go to stderr. Exit
+code 0, a `crash` fault's exit code, or 2 for bad options or a bad script (one line on
+stderr). In-process use: `await serve_stdio(script, stdin=..., stdout=...)`.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from mock_servers._stdio import (
+    DEFAULT_ANSWER_TIMEOUT,
+    MAX_LINE_BYTES,
+    main,
+    prepare_script,
+    serve_stdio,
+    stdio_command,
+)
+
+__all__ = [
+    "DEFAULT_ANSWER_TIMEOUT",
+    "MAX_LINE_BYTES",
+    "main",
+    "prepare_script",
+    "serve_stdio",
+    "stdio_command",
+]
+
+if __name__ == "__main__":
+    sys.exit(main())

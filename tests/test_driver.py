@@ -1,0 +1,459 @@
+"""The driver binding (`DriverClient`) against real driver processes.
+
+- the Python example driver (examples/drivers/python) end to end, over stdio and HTTP,
+  with cancellation and time-outs checked on the wire (notifications/cancelled);
+- bad drivers, written as tiny scripts: one that dies, one that never says hello, one
+  that prints garbage, one with an unknown error kind, one that hangs, one that talks on
+  stderr, and a command that does not exist;
+- cancellation: cancelling the awaiting task sends `cancel` with the right target;
+- the TypeScript SDK driver, the same way (`e2e`: needs node and its node_modules).
+
+Every wait is bounded, nothing sleeps to synchronise, and every driver process is gone
+(checked by pid) when its test ends.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import textwrap
+import time
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from harness.clients import (
+    ClientError,
+    ClientEvent,
+    ConnectOptions,
+    HttpTarget,
+    StdioTarget,
+)
+from harness.clients._contract import Target
+from harness.clients._driver import DriverClient
+from mock_servers._fixtures import fixtures_root
+from mock_servers._http import HttpMockServer
+from mock_servers._script import load_script
+from mock_servers._stdio import stdio_command
+from mock_servers._transcript import read_transcript
+
+pytestmark = pytest.mark.anyio
+
+REPO = Path(__file__).resolve().parent.parent
+PYTHON_DRIVER = REPO / "examples" / "drivers" / "python" / "driver.py"
+TS_DIR = REPO / "examples" / "drivers" / "typescript-sdk"
+TOOLS_SCRIPT = fixtures_root() / "tools" / "list-and-call.json"
+FAULTS_SCRIPT = fixtures_root() / "stdio" / "faults.json"
+REVISION = "2025-11-25"
+BOUND = 60.0  # seconds: the bound of a whole exchange with a driver
+TOOL_NAMES = {"add", "divide", "flaky", "stale", "gone"}
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"  # the binding runs on asyncio, as the harness does
+
+
+# -- helpers ---------------------------------------------------------------------------------
+
+
+async def assert_gone(client: DriverClient) -> None:
+    """The driver process has ended and been reaped: its pid names no process any more."""
+    process = client._process
+    if process is None:
+        return
+    with anyio.fail_after(10):
+        await process.wait()
+    with pytest.raises(ProcessLookupError):
+        os.kill(process.pid, 0)
+
+
+@asynccontextmanager
+async def driven(argv: list[str], **kwargs: Any) -> AsyncIterator[DriverClient]:
+    client = DriverClient(argv, **kwargs)
+    try:
+        yield client
+    finally:
+        with anyio.move_on_after(30):
+            await client.close()
+        await assert_gone(client)
+
+
+@contextmanager
+def mock_target(transport: str, tmp_path: Path, script: Path = TOOLS_SCRIPT) -> Iterator[Target]:
+    """A stdio or HTTP mock of `script` at REVISION, recording into tmp_path/transcript.jsonl."""
+    transcript = tmp_path / "transcript.jsonl"
+    if transport == "stdio":
+        yield StdioTarget(tuple(stdio_command(script, revision=REVISION, transcript=transcript)))
+    else:
+        with HttpMockServer(
+            load_script(script), revision=REVISION, transcript_path=transcript
+        ) as server:
+            yield HttpTarget(server.url)
+
+
+def client_messages(tmp_path: Path) -> list[dict[str, Any]]:
+    transcript = read_transcript(tmp_path / "transcript.jsonl")
+    entries = transcript["entries"]
+    if transcript["transport"] == "stdio":
+        # The client stopped the server it spawned: no grandchild outlives the test either.
+        assert any(e["kind"] == "exit" for e in entries), entries[-3:]
+    return [e["message"] for e in entries if e["kind"] == "message" and e["direction"] == "client"]
+
+
+async def exercise_tools(client: DriverClient, target: Target) -> None:
+    """connect, list_tools, and call_tool: ok, isError, and JSON-RPC errors."""
+    with anyio.fail_after(BOUND):
+        await client.prepare()
+        assert {"tools", target.type} <= client.supports
+        connected = await client.connect(
+            target, ConnectOptions(protocol_version=REVISION, timeout=10)
+        )
+        assert connected["protocolVersion"] == REVISION
+        assert connected["serverInfo"] == {"name": "tools-mock", "version": "1.0.0"}
+        listed = await client.list_tools()
+        assert {tool["name"] for tool in listed["tools"]} == TOOL_NAMES
+        added = await client.call_tool("add", {"a": 1, "b": 2})
+        assert added["content"] == [{"type": "text", "text": "3"}]
+        assert added.get("isError") is False
+        # A tool's own failure is a result (isError), not an error.
+        divided = await client.call_tool("divide", {"a": 1, "b": 0})
+        assert divided["isError"] is True
+        assert divided["content"] == [{"type": "text", "text": "division by zero"}]
+        # JSON-RPC errors surface as kind "protocol" with the server's code.
+        for name, code in (("stale", -32602), ("gone", -32601), ("flaky", -32603)):
+            with pytest.raises(ClientError) as caught:
+                await client.call_tool(name, {})
+            assert (caught.value.kind, caught.value.code) == ("protocol", code), caught.value
+
+
+def assert_wire(tmp_path: Path) -> list[dict[str, Any]]:
+    messages = client_messages(tmp_path)
+    methods = [m.get("method") for m in messages]
+    assert methods[:2] == ["initialize", "notifications/initialized"], methods
+    assert messages[0]["params"]["protocolVersion"] == REVISION
+    assert methods.count("tools/call") == 5, methods
+    return messages
+
+
+# -- the Python example driver -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+async def test_python_driver_end_to_end(transport: str, tmp_path: Path) -> None:
+    async with driven([sys.executable, str(PYTHON_DRIVER)]) as client:
+        with mock_target(transport, tmp_path) as target:
+            await exercise_tools(client, target)
+            with anyio.fail_after(BOUND):
+                assert await client.ping() == {}
+                await client.close()
+        assert client.name == "mcp-testbench-reference"
+    assert_wire(tmp_path)
+    assert "a reply for no pending command" not in client.diagnostics
+
+
+async def cancel_hanging_call(client: DriverClient, tmp_path: Path) -> None:
+    """Cancel a call the server never answers; the client must send notifications/cancelled."""
+    with mock_target("stdio", tmp_path, FAULTS_SCRIPT) as target, anyio.fail_after(BOUND):
+        await client.connect(target, ConnectOptions(protocol_version=REVISION, timeout=10))
+        async with anyio.create_task_group() as group:
+            group.start_soon(client.call_tool, "hang", {})
+            # The call_tool command went out first; once a later request has its answer,
+            # the client has written tools/call to the server (pipes keep their order).
+            with pytest.raises(ClientError):
+                await client.list_tools()
+            group.cancel_scope.cancel()
+        # The same goes for notifications/cancelled, which the cancel made the client send.
+        with pytest.raises(ClientError):
+            await client.list_tools()
+        await client.close()
+    messages = client_messages(tmp_path)
+    call = next(m for m in messages if m.get("method") == "tools/call")
+    cancelled = [m for m in messages if m.get("method") == "notifications/cancelled"]
+    assert [m["params"]["requestId"] for m in cancelled] == [call["id"]], messages
+
+
+async def time_out_hanging_call(client: DriverClient, tmp_path: Path) -> None:
+    """call_tool's own timeout: kind "timeout", and the client cancels on the wire."""
+    with mock_target("stdio", tmp_path, FAULTS_SCRIPT) as target, anyio.fail_after(BOUND):
+        await client.connect(target, ConnectOptions(protocol_version=REVISION, timeout=10))
+        with pytest.raises(ClientError) as caught:
+            await client.call_tool("hang", {}, timeout=0.5)
+        assert caught.value.kind == "timeout", caught.value
+        await client.close()
+    messages = client_messages(tmp_path)
+    call = next(m for m in messages if m.get("method") == "tools/call")
+    cancelled = [m for m in messages if m.get("method") == "notifications/cancelled"]
+    assert [m["params"]["requestId"] for m in cancelled] == [call["id"]], messages
+
+
+async def test_python_driver_cancels_a_running_call(tmp_path: Path) -> None:
+    async with driven([sys.executable, str(PYTHON_DRIVER)]) as client:
+        await cancel_hanging_call(client, tmp_path)
+
+
+async def test_python_driver_times_out(tmp_path: Path) -> None:
+    async with driven([sys.executable, str(PYTHON_DRIVER)]) as client:
+        await time_out_hanging_call(client, tmp_path)
+
+
+async def test_python_driver_rejects_unknown_ops_and_skips_bad_lines(tmp_path: Path) -> None:
+    """Unknown ops get `unsupported`; a non-command line is logged to stderr, never answered."""
+    async with driven([sys.executable, str(PYTHON_DRIVER)]) as client:
+        with anyio.fail_after(BOUND):
+            await client.prepare()
+            assert client._process is not None
+            assert client._process.stdin is not None
+            client._process.stdin.write(b"not a command\n")
+            with pytest.raises(ClientError) as caught:
+                await client._command("no_such_op", {}, 10)
+            assert caught.value.kind == "unsupported"
+            await client.close()
+    assert "ignored a line that is not a command" in client.diagnostics
+
+
+# -- bad drivers --------------------------------------------------------------------------------
+
+# One fake driver for every misbehaviour: `python fake.py MODE [RECORD_FILE]`.
+FAKE_DRIVER = textwrap.dedent(
+    """
+    import json, sys, time
+
+    mode = sys.argv[1]
+    record = open(sys.argv[2], "a") if len(sys.argv) > 2 else None
+
+    def send(message):
+        sys.stdout.write(json.dumps(message) + "\\n")
+        sys.stdout.flush()
+
+    if mode == "garbage":
+        sys.stdout.write("garbage before the hello\\n[1, 2]\\n")
+    if mode == "stderr":
+        print("fake-driver: starting up", file=sys.stderr, flush=True)
+    send({"hello": "mcp-testbench-driver/1", "client": {"name": "fake", "version": "9"},
+          "supports": ["stdio", "tools", "cancel"]})
+    for line in sys.stdin:
+        command = json.loads(line)
+        if record:
+            record.write(line)
+            record.flush()
+        op, cid = command["op"], command["id"]
+        if mode == "stderr":
+            print("fake-driver: got " + op, file=sys.stderr, flush=True)
+        if op == "close":
+            send({"id": cid, "ok": True, "value": {}})
+            break
+        if op == "connect":
+            send({"id": cid, "ok": True,
+                  "value": {"protocolVersion": "2025-11-25", "serverInfo": {"name": "x"}}})
+        elif mode == "hang" and op == "list_tools":
+            time.sleep(3600)
+        elif mode == "unknown-kind" and op == "list_tools":
+            send({"id": cid, "ok": False,
+                  "error": {"kind": "weird", "code": 7, "message": "strange failure"}})
+        elif mode == "cancel" and op == "call_tool":
+            send({"event": "log", "text": "call_tool running"})  # the reply waits for cancel
+        elif mode == "cancel" and op == "cancel":
+            send({"id": command["target"], "ok": False,
+                  "error": {"kind": "other", "code": None, "message": "cancelled"}})
+            send({"id": cid, "ok": True, "value": {}})
+            send({"event": "log", "text": "cancel handled"})
+        else:
+            send({"id": cid, "ok": True, "value": {"tools": []}})
+    """
+)
+
+
+@pytest.fixture
+def fake_driver(tmp_path: Path) -> Callable[..., list[str]]:
+    path = tmp_path / "fake_driver.py"
+    path.write_text(FAKE_DRIVER, encoding="utf-8")
+
+    def argv(mode: str, *extra: str) -> list[str]:
+        return [sys.executable, str(path), mode, *extra]
+
+    return argv
+
+
+def write_script(tmp_path: Path, name: str, source: str) -> list[str]:
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(source), encoding="utf-8")
+    return [sys.executable, str(path)]
+
+
+NO_TARGET = HttpTarget("http://127.0.0.1:9/mcp")  # the fake drivers never connect anywhere
+
+
+async def test_driver_that_exits_at_once(tmp_path: Path) -> None:
+    source = "import sys\nsys.stderr.write('fatal: no client to drive\\n')\nsys.exit(3)\n"
+    argv = write_script(tmp_path, "dies.py", source)
+    started = time.monotonic()
+    async with driven(argv, hello_timeout=20) as client:
+        with anyio.fail_after(BOUND), pytest.raises(ClientError) as caught:
+            await client.prepare()
+        assert caught.value.kind == "transport"
+        assert "code 3" in caught.value.message
+        assert time.monotonic() - started < 15  # the exit is noticed, not waited out
+    assert "fatal: no client to drive" in client.diagnostics
+    assert "exited with code 3" in client.diagnostics
+
+
+async def test_driver_that_never_says_hello(tmp_path: Path) -> None:
+    # It reads its stdin to the end, like a driver stuck before its hello.
+    argv = write_script(tmp_path, "mute.py", "import sys\nsys.stdin.read()\n")
+    async with driven(argv, hello_timeout=0.5) as client:
+        started = time.monotonic()
+        with anyio.fail_after(BOUND), pytest.raises(ClientError) as caught:
+            await client.prepare()
+        assert caught.value.kind == "timeout"
+        assert time.monotonic() - started < 5
+
+
+async def test_garbage_before_the_hello_is_recorded(
+    fake_driver: Callable[..., list[str]],
+) -> None:
+    async with driven(fake_driver("garbage")) as client:
+        with anyio.fail_after(BOUND):
+            await client.prepare()
+            assert client.name == "fake"
+            assert client.version == "9"
+            assert client.supports == {"stdio", "tools", "cancel"}
+            connected = await client.connect(NO_TARGET, ConnectOptions(timeout=5))
+            assert connected["serverInfo"] == {"name": "x"}
+            assert await client.list_tools() == {"tools": []}
+    assert "garbage before the hello" in client.diagnostics
+    assert "not a JSON object" in client.diagnostics  # the [1, 2] line
+
+
+async def test_unknown_error_kind_becomes_other(fake_driver: Callable[..., list[str]]) -> None:
+    async with driven(fake_driver("unknown-kind")) as client:
+        with anyio.fail_after(BOUND):
+            await client.connect(NO_TARGET, ConnectOptions(timeout=5))
+            with pytest.raises(ClientError) as caught:
+                await client.list_tools()
+    assert caught.value.kind == "other"
+    assert caught.value.message == "strange failure"
+    assert caught.value.code == 7
+
+
+async def test_hanging_driver_times_out_and_is_killed(
+    fake_driver: Callable[..., list[str]],
+) -> None:
+    client = DriverClient(fake_driver("hang"))
+    with anyio.fail_after(BOUND):
+        await client.connect(NO_TARGET, ConnectOptions(timeout=0.5))
+        started = time.monotonic()
+        with pytest.raises(ClientError) as caught:
+            await client.list_tools()
+        assert caught.value.kind == "timeout"
+        assert time.monotonic() - started < 15
+    # The harness bounds close() in time; even cut short, it leaves no process behind.
+    with anyio.move_on_after(1):
+        await client.close()
+    await assert_gone(client)
+
+
+async def test_stderr_lands_in_diagnostics(fake_driver: Callable[..., list[str]]) -> None:
+    async with driven(fake_driver("stderr")) as client:
+        with anyio.fail_after(BOUND):
+            await client.connect(NO_TARGET, ConnectOptions(timeout=5))
+            await client.close()
+    assert "fake-driver: starting up" in client.diagnostics
+    assert "fake-driver: got connect" in client.diagnostics
+    assert "fake-driver: got close" in client.diagnostics
+
+
+async def test_driver_command_that_does_not_exist(tmp_path: Path) -> None:
+    missing = str(tmp_path / "no-such-driver")
+    async with driven([missing, "--flag"]) as client:
+        with anyio.fail_after(BOUND), pytest.raises(ClientError) as caught:
+            await client.prepare()
+    assert caught.value.kind == "transport"
+    assert missing in caught.value.message
+
+
+# -- cancellation --------------------------------------------------------------------------------
+
+
+async def test_cancelling_the_caller_sends_cancel_with_its_target(
+    fake_driver: Callable[..., list[str]], tmp_path: Path
+) -> None:
+    record = tmp_path / "received.jsonl"
+    running, handled = anyio.Event(), anyio.Event()
+
+    def on_event(event: ClientEvent) -> None:
+        if event.text == "call_tool running":
+            running.set()
+        elif event.text == "cancel handled":
+            handled.set()
+
+    async with driven(fake_driver("cancel", str(record))) as client:
+        with anyio.fail_after(BOUND):
+            await client.connect(NO_TARGET, ConnectOptions(timeout=5, on_event=on_event))
+            async with anyio.create_task_group() as group:
+                group.start_soon(client.call_tool, "slow", {})
+                await running.wait()
+                group.cancel_scope.cancel()
+            await handled.wait()
+            await client.close()
+    received = [json.loads(line) for line in record.read_text().splitlines()]
+    assert [c["op"] for c in received] == ["connect", "call_tool", "cancel", "close"]
+    call, cancel = received[1], received[2]
+    assert cancel["target"] == call["id"]
+    assert cancel["id"] not in {c["id"] for c in received if c is not cancel}
+    # The late replies (the cancelled call's and the cancel's) were expected, not faults.
+    assert "a reply for no pending command" not in client.diagnostics
+
+
+# -- the TypeScript SDK driver (e2e) ------------------------------------------------------------
+
+
+@pytest.fixture
+def ts_driver() -> list[str]:
+    node = shutil.which("node")
+    if node is None:
+        pytest.fail("node is not on PATH: the TypeScript SDK driver needs Node 20 or later")
+    if not (TS_DIR / "node_modules" / "@modelcontextprotocol" / "sdk").is_dir():
+        pytest.fail(
+            f"{TS_DIR / 'node_modules'} is missing: "
+            "run `npm ci --prefix examples/drivers/typescript-sdk` first"
+        )
+    return [node, str(TS_DIR / "driver.mjs")]
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+async def test_typescript_sdk_driver_end_to_end(
+    ts_driver: list[str], transport: str, tmp_path: Path
+) -> None:
+    async with driven(ts_driver) as client:
+        with mock_target(transport, tmp_path) as target:
+            await exercise_tools(client, target)
+            with anyio.fail_after(BOUND):
+                assert await client.ping() == {}
+                await client.close()
+        assert client.name == "@modelcontextprotocol/sdk"
+        assert client.version.startswith("1.32.")
+        assert "2026-07-28" not in client.supports
+    messages = assert_wire(tmp_path)
+    assert messages[0]["id"] == 0  # the SDK numbers its requests from 0
+
+
+@pytest.mark.e2e
+async def test_typescript_sdk_driver_cancels_a_running_call(
+    ts_driver: list[str], tmp_path: Path
+) -> None:
+    async with driven(ts_driver) as client:
+        await cancel_hanging_call(client, tmp_path)
+
+
+@pytest.mark.e2e
+async def test_typescript_sdk_driver_times_out(ts_driver: list[str], tmp_path: Path) -> None:
+    async with driven(ts_driver) as client:
+        await time_out_hanging_call(client, tmp_path)

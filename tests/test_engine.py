@@ -1,0 +1,303 @@
+"""The replay engine, without any transport: matching, defaults, due actions, transcript."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+import pytest
+
+from harness._jsonrpc import (
+    Batch,
+    ErrorResponse,
+    Message,
+    Notification,
+    Request,
+    Response,
+    classify,
+)
+from mock_servers._engine import META_CAPABILITIES, META_PROTOCOL_VERSION, Engine, HttpInfo
+from mock_servers._script import parse_script
+from mock_servers._transcript import Transcript
+
+TOOLS = {"tools": [{"name": "add", "inputSchema": {"type": "object"}}]}
+
+
+def _engine(steps: list[dict[str, Any]], revision: str = "2025-11-25", **extra: Any) -> Engine:
+    script = parse_script(
+        {
+            "format_version": 1,
+            "name": "t",
+            "revisions": [revision],
+            "server": {"capabilities": {"tools": {}}, "info": {"name": "m", "version": "1"}},
+            "steps": steps,
+            **extra,
+        }
+    )
+    return Engine(script, revision, "stdio", Transcript(script=script.name, revision=revision))
+
+
+def _reply(engine: Engine, message: dict[str, Any]) -> Message | None:
+    parsed = classify({"jsonrpc": "2.0", **message})
+    assert not isinstance(parsed, Batch)
+    outcome = engine.handle(parsed)
+    return outcome.delivery.response if outcome.delivery else None
+
+
+def _meta(version: str = "2026-07-28") -> dict[str, Any]:
+    return {"_meta": {META_PROTOCOL_VERSION: version, META_CAPABILITIES: {}}}
+
+
+def test_default_initialize_answers_with_the_served_revision() -> None:
+    engine = _engine([])
+    reply = _reply(
+        engine,
+        {
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "c", "version": "1"},
+            },
+        },
+    )
+    assert isinstance(reply, Response)
+    assert reply.id == 1
+    assert reply.result["protocolVersion"] == "2025-11-25"
+    assert reply.result["capabilities"] == {"tools": {}}
+    assert reply.result["serverInfo"] == {"name": "m", "version": "1"}
+
+
+def test_protocol_version_override() -> None:
+    engine = _engine([], server={"protocol_version": "1999-01-01", "capabilities": {}})
+    reply = _reply(engine, {"id": "a", "method": "initialize", "params": {}})
+    assert isinstance(reply, Response)
+    assert reply.result["protocolVersion"] == "1999-01-01"
+
+
+def test_discover_is_unknown_before_2026_and_answered_in_2026() -> None:
+    legacy = _reply(_engine([]), {"id": 1, "method": "server/discover", "params": {}})
+    assert isinstance(legacy, ErrorResponse)
+    assert legacy.error.code == -32601
+    modern = _reply(
+        _engine([], "2026-07-28"), {"id": 1, "method": "server/discover", "params": _meta()}
+    )
+    assert isinstance(modern, Response)
+    assert modern.result["supportedVersions"] == ["2026-07-28"]
+    assert modern.result["resultType"] == "complete"
+
+
+def test_ping_removed_in_2026() -> None:
+    assert _reply(_engine([]), {"id": 1, "method": "ping"}) == Response(1, {})
+    gone = _reply(_engine([], "2026-07-28"), {"id": 1, "method": "ping", "params": _meta()})
+    assert isinstance(gone, ErrorResponse)
+    assert gone.error.code == -32601
+
+
+def test_scripted_reply_restamps_the_id() -> None:
+    engine = _engine([{"expect": {"method": "tools/list"}, "reply": {"result": TOOLS}}])
+    assert _reply(engine, {"id": "x-9", "method": "tools/list"}) == Response("x-9", TOOLS)
+
+
+def test_steps_are_consumed_once_unless_repeat() -> None:
+    engine = _engine(
+        [
+            {"expect": {"method": "tools/list"}, "reply": {"result": TOOLS}},
+            {
+                "expect": {"method": "tools/call"},
+                "reply": {"result": {"content": []}},
+                "repeat": True,
+            },
+        ]
+    )
+    assert isinstance(_reply(engine, {"id": 1, "method": "tools/list"}), Response)
+    second = _reply(engine, {"id": 2, "method": "tools/list"})
+    assert isinstance(second, ErrorResponse)
+    for request_id in (3, 4):
+        assert isinstance(
+            _reply(engine, {"id": request_id, "method": "tools/call", "params": {"name": "a"}}),
+            Response,
+        )
+
+
+def test_out_of_order_messages_match_the_earliest_pending_step() -> None:
+    engine = _engine(
+        [
+            {"label": "first", "expect": {"method": "tools/list"}, "reply": {"result": TOOLS}},
+            {
+                "label": "second",
+                "expect": {"method": "tools/call"},
+                "reply": {"result": {"content": []}},
+            },
+        ]
+    )
+    assert isinstance(
+        _reply(engine, {"id": 1, "method": "tools/call", "params": {"name": "a"}}), Response
+    )
+    assert [s.label for s in engine.unconsumed()] == ["step 0 (first)"]
+
+
+def test_unmatched_request_names_the_closest_step_and_the_difference() -> None:
+    engine = _engine(
+        [
+            {
+                "expect": {"method": "tools/call", "params": {"name": "add"}},
+                "reply": {"result": {"content": []}},
+            },
+            {"expect": {"method": "tools/list"}, "reply": {"result": TOOLS}},
+        ]
+    )
+    reply = _reply(engine, {"id": 5, "method": "tools/call", "params": {"name": "ad"}})
+    assert isinstance(reply, ErrorResponse)
+    assert reply.error.code == -32602
+    assert reply.error.data["closest_step"] == "step 0 (expect tools/call)"
+    assert reply.error.data["diff"] == ['/params/name: expected "add", got "ad"']
+    unknown = _reply(engine, {"id": 6, "method": "resources/list"})
+    assert isinstance(unknown, ErrorResponse)
+    assert unknown.error.code == -32601
+    kinds = [e["kind"] for e in engine.transcript.entries]
+    assert kinds.count("unmatched") == 2
+
+
+def test_send_steps_fire_when_every_earlier_step_happened() -> None:
+    engine = _engine(
+        [
+            {"expect": {"method": "tools/list"}, "reply": {"result": TOOLS}},
+            {"send": {"method": "notifications/tools/list_changed"}},
+            {"fault": {"kind": "delay", "ms": 5}},
+            {"expect": {"method": "tools/list"}, "reply": {"result": TOOLS}},
+        ]
+    )
+    assert engine.start() == []
+    outcome = engine.handle(Request(1, "tools/list"))
+    assert [(a.kind, a.payload.get("method", a.payload.get("kind"))) for a in outcome.actions] == [
+        ("send", "notifications/tools/list_changed"),
+        ("fault", "delay"),
+    ]
+    assert engine.handle(Request(2, "tools/list")).actions == []
+
+
+def test_sends_at_the_top_are_due_at_start() -> None:
+    engine = _engine([{"send": {"method": "notifications/tools/list_changed"}}])
+    assert [a.payload["method"] for a in engine.start()] == ["notifications/tools/list_changed"]
+
+
+def test_result_template_reads_the_request() -> None:
+    engine = _engine(
+        [
+            {
+                "expect": {"method": "tools/call"},
+                "reply": {
+                    "result": {"content": [{"type": "text", "text": {"$request": "/params/name"}}]}
+                },
+            }
+        ]
+    )
+    reply = _reply(engine, {"id": 1, "method": "tools/call", "params": {"name": "echo"}})
+    assert reply == Response(1, {"content": [{"type": "text", "text": "echo"}]})
+
+
+def test_2026_request_without_meta_is_refused_with_400() -> None:
+    engine = _engine(
+        [{"expect": {"method": "tools/list"}, "reply": {"result": TOOLS}}], "2026-07-28"
+    )
+    outcome = engine.handle(Request(1, "tools/list", {}))
+    assert outcome.delivery is not None
+    assert outcome.delivery.status == 400
+    assert isinstance(outcome.delivery.response, ErrorResponse)
+    assert outcome.delivery.response.error.code == -32602
+    assert "io.modelcontextprotocol/protocolVersion" in outcome.delivery.response.error.message
+
+
+def test_2026_unsupported_version_gets_32022_with_the_supported_list() -> None:
+    engine = _engine([], "2026-07-28")
+    reply = _reply(engine, {"id": 1, "method": "tools/list", "params": _meta("2030-01-01")})
+    assert isinstance(reply, ErrorResponse)
+    assert reply.error.code == -32022
+    assert reply.error.data == {"supported": ["2026-07-28"], "requested": "2030-01-01"}
+
+
+def test_2026_results_get_result_type() -> None:
+    engine = _engine(
+        [{"expect": {"method": "tools/list"}, "reply": {"result": TOOLS}}], "2026-07-28"
+    )
+    reply = _reply(engine, {"id": 1, "method": "tools/list", "params": _meta()})
+    assert isinstance(reply, Response)
+    assert reply.result["resultType"] == "complete"
+
+
+def test_http_conditions_select_the_step() -> None:
+    engine = _engine(
+        [
+            {
+                "expect": {"method": "tools/list"},
+                "http": {"headers": {"Mcp-Session-Id": {"$present": True}}},
+                "reply": {"result": TOOLS},
+            }
+        ]
+    )
+    without = engine.handle(Request(1, "tools/list"), http=HttpInfo("POST", "/mcp", {}))
+    assert without.matched is None
+    with_header = engine.handle(
+        Request(2, "tools/list"), http=HttpInfo("POST", "/mcp", {"mcp-session-id": "s"})
+    )
+    assert with_header.matched is not None
+
+
+def test_routine_notifications_are_not_unmatched() -> None:
+    engine = _engine([])
+    for method in ("notifications/initialized", "notifications/cancelled"):
+        assert engine.handle(Notification(method, {})).delivery is None
+    engine.handle(Notification("notifications/whatever"))
+    assert [e["message"]["method"] for e in engine.transcript.of_kind("unmatched")] == [
+        "notifications/whatever"
+    ]
+
+
+def test_finish_records_unconsumed_steps_but_not_optional_ones() -> None:
+    engine = _engine(
+        [
+            {"expect": {"method": "tools/list"}, "reply": {"result": TOOLS}},
+            {"expect": {"method": "tools/call"}, "optional": True},
+        ]
+    )
+    engine.finish()
+    (entry,) = engine.transcript.of_kind("unconsumed")
+    assert entry["steps"] == ["step 0 (expect tools/list)"]
+
+
+@pytest.mark.anyio
+async def test_before_requests_are_awaited_until_the_client_answers() -> None:
+    engine = _engine(
+        [
+            {
+                "expect": {"method": "tools/call"},
+                "reply": {
+                    "before": [{"id": "srv-1", "method": "ping"}],
+                    "result": {"content": []},
+                },
+            },
+            {"expect": {"id": "srv-1", "result": {}}},
+        ]
+    )
+    outcome = engine.handle(Request(1, "tools/call", {"name": "a"}))
+    assert outcome.delivery is not None
+    assert outcome.delivery.awaits == ["srv-1"]
+    answered = anyio.Event()
+
+    async def wait() -> None:
+        await engine.wait_for_client_response("srv-1")
+        answered.set()
+
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(wait)
+            engine.handle(Response("srv-1", {}))
+    assert answered.is_set()
+    assert engine.unconsumed() == []
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"

@@ -1,0 +1,261 @@
+"""The pytest plugin, run through pytester: options, errors, collection, reports, baseline.
+
+These run real pytest sessions in a scratch directory with the bundled reference client
+(or deliberately bad clients), real mock servers and real subprocesses.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest_plugins = ["pytester"]
+
+# Narrow runs keep these tests quick: one revision, one transport, one scenario.
+NARROW = ["--mcp-revision=2025-11-25", "--mcp-transport=stdio", "-p", "no:cacheprovider"]
+REFERENCE = "--mcp-client=harness.clients:ReferenceClient"
+
+
+def _results(path: Path) -> list[dict[str, Any]]:
+    results: list[dict[str, Any]] = json.loads(path.read_text(encoding="utf-8"))["results"]
+    return results
+
+
+def test_inert_without_options(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("def test_nothing():\n    assert True\n")
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+    out = result.stdout.str()
+    assert "mcp-testbench::" not in out
+    assert "mcp-testbench: " not in out
+
+
+def test_options_are_in_their_own_group(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest("--help")
+    out = result.stdout.str()
+    assert "mcp-testbench: MCP client conformance" in out
+    for option in (
+        "--mcp-client",
+        "--mcp-driver",
+        "--mcp-suite",
+        "--mcp-revision",
+        "--mcp-transport",
+        "--mcp-timeout",
+        "--mcp-baseline",
+        "--mcp-report",
+    ):
+        assert option in out
+
+
+def test_client_alone_collects_the_whole_suite_in_an_empty_directory(
+    pytester: pytest.Pytester,
+) -> None:
+    from harness._catalogue import CATALOGUE
+    from harness.suite import SCENARIOS
+
+    expected = sum(
+        1
+        for scenario in SCENARIOS
+        for revision, transport in scenario.matrix()
+        for check_id in scenario.checks
+        if CATALOGUE[check_id].applies(revision, transport)
+    )
+    result = pytester.runpytest(REFERENCE, "--collect-only", "-q", "-p", "no:cacheprovider")
+    assert result.ret == 0
+    ids = [line for line in result.stdout.lines if line.startswith("mcp-testbench::")]
+    assert len(ids) == expected
+    assert "mcp-testbench::tools-call-2025-11-25-http::tools.call-result" in ids
+
+
+@pytest.mark.parametrize(
+    ("option", "message"),
+    [
+        ("--mcp-client=nosuchmodule:factory", "cannot import 'nosuchmodule'"),
+        ("--mcp-client=json:nofactory", "'json' has no attribute 'nofactory'"),
+        ("--mcp-client=json", "write MODULE:ATTR"),
+        ("--mcp-client=json:__doc__", "is not callable"),
+        ("--mcp-revision=2030-01-01", "is not a revision"),
+        ("--mcp-transport=carrier-pigeon", "is not a transport"),
+        ("--mcp-report=out.txt", "must end in .json, .md or .html"),
+        ("--mcp-baseline=missing.json", "no such file"),
+        ("--mcp-timeout=0", "positive number of seconds"),
+    ],
+)
+def test_bad_options_get_a_clear_error(
+    pytester: pytest.Pytester, option: str, message: str
+) -> None:
+    extra = [REFERENCE] if not option.startswith("--mcp-client") else []
+    result = pytester.runpytest(option, *extra, "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert message in result.stderr.str()
+
+
+def test_client_and_driver_together_are_refused(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest(
+        REFERENCE, "--mcp-driver=python driver.py", "-p", "no:cacheprovider"
+    )
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "not both" in result.stderr.str()
+
+
+def test_missing_driver_fails_every_check_with_the_reason(pytester: pytest.Pytester) -> None:
+    report = pytester.path / "r.json"
+    result = pytester.runpytest(
+        "--mcp-driver=no-such-driver-binary --flag",
+        *NARROW,
+        "-k",
+        "tools-call",
+        f"--mcp-report={report}",
+    )
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    results = _results(report)
+    assert results
+    assert {r["status"] for r in results} == {"FAIL"}
+    assert "cannot start the driver 'no-such-driver-binary'" in result.stdout.str()
+
+
+def test_reference_client_passes_narrow_run_with_reports(pytester: pytest.Pytester) -> None:
+    json_report, md_report, html_report = (
+        pytester.path / f"r.{ext}" for ext in ("json", "md", "html")
+    )
+    result = pytester.runpytest(
+        REFERENCE,
+        *NARROW,
+        f"--mcp-report={json_report}",
+        f"--mcp-report={md_report}",
+        f"--mcp-report={html_report}",
+        "--junitxml=junit.xml",
+    )
+    assert result.ret == 0, result.stdout.str()
+    results = _results(json_report)
+    assert results
+    assert {r["status"] for r in results} <= {"PASS", "SKIP"}
+    assert any(r["status"] == "PASS" for r in results)
+    assert "| tools.call-result |" in md_report.read_text(encoding="utf-8")
+    assert "<table>" in html_report.read_text(encoding="utf-8")
+    junit = (pytester.path / "junit.xml").read_text(encoding="utf-8")
+    assert 'classname="mcp-testbench.tools-call-2025-11-25-stdio" name="tools.call-result"' in junit
+    assert result.stdout.lines[-2].startswith("mcp-testbench:") or any(
+        line.startswith(f"mcp-testbench: {len(results)} checks") for line in result.stdout.lines
+    )
+
+
+def test_keyword_selection_and_exitfirst(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest(REFERENCE, *NARROW, "-k", "pagination", "-x")
+    result.assert_outcomes(passed=1)
+
+
+def test_xdist_runs_the_suite_and_reports_from_workers(pytester: pytest.Pytester) -> None:
+    report = pytester.path / "r.json"
+    result = pytester.runpytest(
+        REFERENCE,
+        *NARROW,
+        "-n",
+        "2",
+        "--dist",
+        "loadscope",
+        "-k",
+        "tools",
+        f"--mcp-report={report}",
+    )
+    assert result.ret == 0, result.stdout.str()
+    outcomes = result.parseoutcomes()
+    assert outcomes.get("passed", 0) > 0
+    assert len(_results(report)) == outcomes.get("passed", 0) + outcomes.get("skipped", 0)
+
+
+def test_fixture_override_in_conftest(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest(
+        """
+import pytest
+from harness.clients import ReferenceClient
+
+CREATED = []
+
+@pytest.fixture(scope="session")
+def mcp_client_factory():
+    def make():
+        CREATED.append(1)
+        return ReferenceClient()
+    return make
+
+def pytest_sessionfinish(session):
+    print(f"factory used {len(CREATED)} times")
+"""
+    )
+    result = pytester.runpytest("--mcp-suite", *NARROW, "-k", "pagination", "-s")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*factory used 1 times*"])
+
+
+def test_suite_flag_without_a_client_explains_what_to_do(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest("--mcp-suite", *NARROW, "-k", "pagination")
+    assert "no client to test" in result.stdout.str() + result.stderr.str()
+    assert result.ret != 0
+
+
+# -- the baseline --------------------------------------------------------------------------------
+
+BROKEN = """
+from harness.clients import ReferenceClient
+
+class NoCursor(ReferenceClient):
+    '''Drops every page after the first: fails tools.pagination.'''
+    async def list_tools(self):
+        page = await self._request("tools/list", {})
+        return {"tools": page.get("tools", [])}
+"""
+
+
+def _baseline(pytester: pytest.Pytester, entries: dict[str, str]) -> str:
+    path = pytester.path / "baseline.json"
+    path.write_text(
+        json.dumps({"format_version": 1, "expected_failures": entries}), encoding="utf-8"
+    )
+    return f"--mcp-baseline={path}"
+
+
+def test_baseline_expected_failure_is_xfail(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(broken=BROKEN)
+    pytester.syspathinsert()
+    base = _baseline(pytester, {"tools.pagination": "we do not page yet"})
+    result = pytester.runpytest("--mcp-client=broken:NoCursor", *NARROW, "-k", "pagination", base)
+    result.assert_outcomes(xfailed=1)
+    assert result.ret == 0
+
+
+def test_baseline_new_failure_fails(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(broken=BROKEN)
+    pytester.syspathinsert()
+    base = _baseline(pytester, {"tools.call-result": "unrelated"})
+    result = pytester.runpytest("--mcp-client=broken:NoCursor", *NARROW, "-k", "pagination", base)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        ["*FAIL tools.pagination (MUST TL-1)*", "*spec: https://*pagination*"]
+    )
+
+
+def test_baseline_stale_entry_fails(pytester: pytest.Pytester) -> None:
+    base = _baseline(
+        pytester, {"tools-pagination-2025-11-25-stdio::tools.pagination": "was broken"}
+    )
+    result = pytester.runpytest(REFERENCE, *NARROW, "-k", "pagination", base)
+    result.assert_outcomes(failed=1)
+    assert "XPASS(strict)" in result.stdout.str()
+
+
+def test_baseline_entry_matching_nothing_is_reported(pytester: pytest.Pytester) -> None:
+    base = _baseline(pytester, {"tools.no-such-check": "typo"})
+    result = pytester.runpytest(REFERENCE, *NARROW, "-k", "pagination", base)
+    assert "baseline entry 'tools.no-such-check' matches no check" in result.stdout.str()
+
+
+def test_baseline_malformed_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    path = pytester.path / "baseline.json"
+    path.write_text('{"expected_failures": []}', encoding="utf-8")
+    result = pytester.runpytest(REFERENCE, f"--mcp-baseline={path}", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "format_version" in result.stderr.str()

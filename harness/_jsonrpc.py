@@ -269,7 +269,7 @@ def _classify_one(value: Any) -> Message:
         raise bad(
             'a message needs "method" (request or notification) or "result"/"error" (response)'
         )
-    if "id" not in value:
+    if has_result and "id" not in value:
         raise bad('a response must carry the "id" of the request it answers')
     if has_result:
         if not _is_id(raw_id):

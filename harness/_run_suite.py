@@ -46,6 +46,9 @@ def run_suite(
             "-p",
             "no:cacheprovider",
             "-q",
+            # harness is imported before pytest starts (this command is part of it).
+            "-W",
+            "ignore::pytest.PytestAssertRewriteWarning",
             f"--mcp-timeout={timeout}",
             "--mcp-report",
             str(results_file),
@@ -60,7 +63,9 @@ def run_suite(
             args.append(f"--mcp-baseline={baseline.resolve()}")
         for report in reports:
             args += ["--mcp-report", str(report.resolve())]
-        args += list(extra)
+        # The scratch folder as the only path: nothing is collected from the working
+        # directory, only the suite the plugin adds.
+        args += [*extra, str(folder)]
         code = int(pytest.main(args))
         if results_file.exists():
             results = json.loads(results_file.read_text(encoding="utf-8"))["results"]

@@ -76,6 +76,12 @@ def test_error_response_with_null_id() -> None:
     assert msg == ErrorResponse(None, ErrorObject(-32700, "Parse error"))
 
 
+def test_error_response_without_id() -> None:
+    # JSON-RPC 2.0 asks for "id": null, MCP 2025-11-25 lets the member be left out.
+    msg = parse('{"jsonrpc":"2.0","error":{"code":-32700,"message":"Parse error"}}')
+    assert msg == ErrorResponse(None, ErrorObject(-32700, "Parse error"))
+
+
 def test_error_data_null_differs_from_absent() -> None:
     with_null = parse('{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"m","data":null}}')
     without = parse('{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"m"}}')

@@ -1,0 +1,526 @@
+"""The official Python SDK client (`mcp` 2.x) under the McpClient contract.
+
+    pytest --mcp-client=harness.clients._sdk_mcp:McpSdkClient      # mode="auto", the default
+    pytest --mcp-client=harness.clients._sdk_mcp:legacy_client     # mode="legacy"
+    pytest --mcp-client=harness.clients._sdk_mcp:modern_client     # mode="2026-07-28"
+
+The adapter is there to judge the SDK, so it surfaces exactly what the SDK surfaces: it
+calls the high-level `mcp.Client` API an application calls, with the SDK's defaults, and
+only translates results to plain JSON and exceptions to ClientError. It never corrects,
+retries or validates anything on the SDK's behalf.
+
+Why a task of its own: `async with Client(...)` opens anyio task groups, and the harness
+calls connect() inside an `anyio.fail_after` scope (harness/_run.py) and close() outside
+it. Entering the context in connect() and leaving it in close() would break anyio's rule
+that cancel scopes nest. `SdkHolder` therefore keeps the `async with` open in an asyncio
+task that owns it from start to end; the operations themselves run in the caller's task,
+as an application's would, so that cancelling the caller cancels the request the SDK's
+way (it sends notifications/cancelled).
+
+The SDK is imported lazily: importing `harness` never needs it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import importlib.util
+import re
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, suppress
+from importlib import metadata
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
+
+import anyio
+
+from harness._revisions import REVISIONS
+from harness.clients._contract import (
+    ClientError,
+    ClientEvent,
+    ConnectOptions,
+    Handlers,
+    HttpTarget,
+    SseLegacyTarget,
+    StdioTarget,
+    Target,
+)
+
+if TYPE_CHECKING:
+    import mcp
+    import mcp_types
+    from mcp.client.session import ClientRequestContext, IncomingMessage
+    from mcp.client.stdio import StdioServerParameters
+    from mcp.shared._stream_protocols import ReadStream, WriteStream
+    from mcp.shared.message import SessionMessage
+
+__all__ = [
+    "McpSdkClient",
+    "SdkHolder",
+    "emit",
+    "legacy_client",
+    "modern_client",
+    "require",
+    "sdk_revisions",
+    "to_client_error",
+    "to_json",
+]
+
+Mode = Literal["auto", "legacy", "2026-07-28"]
+T = TypeVar("T")
+
+_NAME = "mcp (python sdk)"
+_MAX_PAGES = 1000  # a server that never stops paging costs an error, not a hang
+_STOP_BOUND = 8.0  # the SDK's stdio shutdown alone may take 6.5 s (stdin, TERM, KILL)
+_CANCEL_BOUND = 3.0
+# What the SDK's dispatcher raises itself (mcp/shared/jsonrpc_dispatcher.py), as opposed
+# to errors a server sent: a request that timed out, and a connection that is gone.
+_REQUEST_TIMEOUT = -32001
+_CONNECTION_CLOSED = -32000
+_TIMED_OUT = re.compile(r"Request .* timed out")
+
+
+def require(distribution: str, extra: str) -> None:
+    """ImportError naming the extra to install when `distribution` is missing."""
+    if importlib.util.find_spec(distribution) is None:
+        raise ImportError(
+            f"this adapter needs the {distribution!r} package: pip install 'mcp-testbench[{extra}]'"
+        )
+
+
+def distribution_version(distribution: str) -> str:
+    try:
+        return metadata.version(distribution)
+    except metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def sdk_revisions(*, handshake: bool, modern: bool) -> frozenset[str]:
+    """The revisions the installed SDK negotiates that the harness knows (from its code)."""
+    from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
+
+    spoken = (HANDSHAKE_PROTOCOL_VERSIONS if handshake else ()) + (
+        MODERN_PROTOCOL_VERSIONS if modern else ()
+    )
+    return frozenset(spoken) & frozenset(REVISIONS)
+
+
+def to_json(model: Any) -> dict[str, Any]:
+    """A pydantic model of the SDK as the spec's JSON (camelCase keys, no nulls)."""
+    dumped = model.model_dump(mode="json", by_alias=True, exclude_none=True)
+    assert isinstance(dumped, dict)
+    return dumped
+
+
+def emit(options: ConnectOptions, event: ClientEvent) -> None:
+    if options.on_event is not None:
+        with suppress(Exception):  # the harness's bug must not break the SDK's session
+            options.on_event(event)
+
+
+def _leaf(exc: BaseException) -> BaseException:
+    """The exception inside anyio's exception groups (the first that is no cancellation)."""
+    while True:
+        inner = getattr(exc, "exceptions", None)
+        if not isinstance(inner, tuple) or not inner:
+            return exc
+        cancelled = anyio.get_cancelled_exc_class()
+        exc = next((e for e in inner if not isinstance(e, cancelled)), inner[0])
+
+
+def _kind(exc: BaseException) -> Literal["transport", "timeout"] | None:
+    import httpx2
+
+    if isinstance(exc, TimeoutError):
+        return "timeout"
+    transport = (
+        OSError,  # spawning the server, connection refused, broken pipes
+        httpx2.HTTPError,
+        anyio.BrokenResourceError,
+        anyio.ClosedResourceError,
+        anyio.EndOfStream,
+    )
+    return "transport" if isinstance(exc, transport) else None
+
+
+def to_client_error(exc: BaseException) -> ClientError:
+    """What the SDK raised, as the contract's error kinds.
+
+    A JSON-RPC error (MCPError) keeps its code and message: that is what the SDK hands
+    its caller, including the stand-ins it makes for bare HTTP statuses (documented as
+    MCPError). The two MCPErrors its dispatcher raises itself, a request timeout and a
+    closed connection, are `timeout` and `transport`. An exception whose cause is a
+    transport failure or a timeout (fastmcp wraps those in RuntimeError) takes the
+    cause's kind and keeps its own message.
+    """
+    from mcp.shared.exceptions import MCPError
+
+    leaf = _leaf(exc)
+    if isinstance(leaf, ClientError):
+        return leaf
+    if isinstance(leaf, MCPError):
+        if leaf.code == _REQUEST_TIMEOUT and _TIMED_OUT.fullmatch(leaf.message):
+            return ClientError("timeout", leaf.message)
+        if leaf.code == _CONNECTION_CLOSED and leaf.message == "Connection closed":
+            return ClientError("transport", leaf.message)
+        return ClientError("protocol", leaf.message, leaf.code)
+    message = f"{type(leaf).__name__}: {leaf}"
+    cause: BaseException | None = leaf
+    seen = 0
+    while cause is not None and seen < 8:
+        kind = _kind(_leaf(cause))
+        if kind is not None:
+            return ClientError(kind, message)
+        cause, seen = cause.__cause__, seen + 1
+    return ClientError("other", message)
+
+
+class SdkHolder:
+    """Keeps an SDK client's `async with` open in an asyncio task that owns it.
+
+    `open()` starts the task and returns once the context is entered (the SDK has
+    connected and negotiated), or raises what entering raised. `close()` asks the task to
+    leave the context and waits, bounded; a task that does not leave is cancelled.
+    (asyncio, because anyio has no task that outlives the scope that starts it; the
+    harness runs every scenario on asyncio.)
+    """
+
+    def __init__(self, label: str) -> None:
+        self._label = label
+        self._task: asyncio.Task[None] | None = None
+        self._stop: asyncio.Event | None = None
+        self.failure: BaseException | None = None
+        """Why the context ended on its own (the connection failed), if it did."""
+
+    @property
+    def ended(self) -> bool:
+        return self._task is not None and self._task.done()
+
+    async def open(self, client: AbstractAsyncContextManager[Any]) -> None:
+        loop = asyncio.get_running_loop()
+        entered: asyncio.Future[None] = loop.create_future()
+        self._stop = asyncio.Event()
+        self._task = loop.create_task(self._hold(client, entered, self._stop), name=self._label)
+        try:
+            await asyncio.shield(entered)
+        except BaseException:
+            await self.close()  # a connect that failed or was cancelled leaves nothing open
+            raise
+
+    async def _hold(
+        self,
+        client: AbstractAsyncContextManager[Any],
+        entered: asyncio.Future[None],
+        stop: asyncio.Event,
+    ) -> None:
+        try:
+            async with client:
+                entered.set_result(None)
+                await stop.wait()
+        except Exception as exc:  # reported by open() or by the next operation
+            self.failure = exc
+        finally:
+            if not entered.done():
+                failure = self.failure or ClientError("other", "the client stopped connecting")
+                entered.set_exception(failure)
+
+    async def close(self) -> None:
+        task, stop = self._task, self._stop
+        if task is None or stop is None:
+            return
+        stop.set()
+        with anyio.CancelScope(shield=True):
+            done, _ = await asyncio.wait({task}, timeout=_STOP_BOUND)
+            if not done:
+                task.cancel()
+                await asyncio.wait({task}, timeout=_CANCEL_BOUND)
+
+    async def call(self, operation: Callable[[], Awaitable[T]]) -> T:
+        """Run one operation of the open client; SDK exceptions become ClientError."""
+        if self._task is None:
+            raise ClientError("other", "the client is not connected")
+        if self.ended:
+            why = f": {to_client_error(self.failure).message}" if self.failure else ""
+            raise ClientError("transport", f"the connection has ended{why}")
+        try:
+            return await operation()
+        except Exception as exc:
+            raise to_client_error(exc) from exc
+
+
+def _sampling_result(
+    handlers: Handlers,
+) -> mcp_types.CreateMessageResult | mcp_types.CreateMessageResultWithTools | None:
+    import mcp_types
+    from pydantic import ValidationError
+
+    if handlers.sampling is None:
+        return None
+    try:
+        return mcp_types.CreateMessageResult.model_validate(dict(handlers.sampling))
+    except ValidationError:
+        return mcp_types.CreateMessageResultWithTools.model_validate(dict(handlers.sampling))
+
+
+@asynccontextmanager
+async def _http_with_headers(
+    url: str, headers: Mapping[str, str]
+) -> AsyncIterator[tuple[ReadStream[SessionMessage | Exception], WriteStream[SessionMessage]]]:
+    # The SDK's way to send extra headers: a client of its own making, passed in (and
+    # then closed by the caller). Only used when the harness asks for headers.
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    async with (
+        create_mcp_http_client(headers=dict(headers)) as http_client,
+        streamable_http_client(url, http_client=http_client) as streams,
+    ):
+        yield streams
+
+
+class McpSdkClient:
+    """An `McpClient` backed by `mcp.Client` (the official Python SDK).
+
+    `mode` is passed to `mcp.Client`: "auto" (the SDK's default: probe `server/discover`,
+    fall back to `initialize`), "legacy" (initialize only) or "2026-07-28" (stateless).
+    """
+
+    def __init__(self, *, mode: Mode = "auto") -> None:
+        require("mcp", "mcp")
+        if mode not in ("auto", "legacy", "2026-07-28"):
+            raise ValueError(f"mode must be 'auto', 'legacy' or '2026-07-28', not {mode!r}")
+        self._mode: Mode = mode
+        self._holder = SdkHolder(f"mcp.Client ({mode})")
+        self._client: mcp.Client | None = None
+        self._options = ConnectOptions()
+        self._state: Literal["new", "open", "closed"] = "new"
+
+    @property
+    def name(self) -> str:
+        return _NAME
+
+    @property
+    def version(self) -> str:
+        return distribution_version("mcp")
+
+    @property
+    def supports(self) -> frozenset[str]:
+        # From the SDK's code: stdio_client, streamable_http_client and sse_client (a
+        # Transport mcp.Client accepts); sampling, elicitation and list-roots callbacks;
+        # notifications/message reaches message_handler; call_tool takes a
+        # progress_callback; a cancelled caller makes the dispatcher send
+        # notifications/cancelled. Ping and HTTP+SSE belong to the handshake era only.
+        features = {
+            "stdio",
+            "http",
+            "tools",
+            "resources",
+            "prompts",
+            "sampling",
+            "elicitation",
+            "roots",
+            "logging",
+            "progress",
+            "cancel",
+        }
+        handshake = self._mode != "2026-07-28"
+        if handshake:
+            features |= {"sse-legacy", "ping"}
+        return frozenset(features) | sdk_revisions(
+            handshake=handshake, modern=self._mode != "legacy"
+        )
+
+    # Connecting ---------------------------------------------------------------------
+
+    async def connect(self, target: Target, options: ConnectOptions) -> dict[str, Any]:
+        if self._state != "new":
+            raise ClientError("other", "connect() can be called once per client")
+        self._state = "open"
+        self._options = options
+        from mcp import Client
+
+        # options.protocol_version (the revision the mock serves) is not forced: the SDK
+        # picks its own version (auto: discover, then initialize offering its latest);
+        # `mode` is the only say an application has, and it comes from the factory.
+        try:
+            client = Client(
+                self._server(target),
+                mode=self._mode,
+                read_timeout_seconds=options.timeout,
+                message_handler=self._on_message,
+                **self._callbacks(options.handlers),
+            )
+            await self._holder.open(client)
+        except Exception as exc:
+            raise to_client_error(exc) from exc
+        self._client = client
+        info = client.server_info
+        return {
+            "protocolVersion": client.protocol_version,
+            "serverInfo": to_json(info) if info is not None else {},
+        }
+
+    def _server(
+        self, target: Target
+    ) -> str | StdioServerParameters | AbstractAsyncContextManager[Any]:
+        from mcp.client.sse import sse_client
+        from mcp.client.stdio import StdioServerParameters
+
+        if isinstance(target, StdioTarget):
+            command, *args = target.command
+            # The SDK passes the server only a whitelist of the environment, plus `env`.
+            return StdioServerParameters(command=command, args=args, env=dict(target.env) or None)
+        if isinstance(target, SseLegacyTarget):
+            return sse_client(target.url, headers=dict(target.headers) or None)
+        assert isinstance(target, HttpTarget)
+        if target.headers:
+            return _http_with_headers(target.url, target.headers)
+        return target.url  # what an application passes: the SDK's own HTTP client
+
+    def _callbacks(self, handlers: Handlers) -> dict[str, Any]:
+        """Callbacks only for what the harness gave answers for: the SDK declares a
+        capability exactly when its callback is set."""
+        import mcp_types
+
+        callbacks: dict[str, Any] = {}
+        sampled = _sampling_result(handlers)
+        if sampled is not None:
+
+            async def sampling(
+                context: ClientRequestContext, params: mcp_types.CreateMessageRequestParams
+            ) -> mcp_types.CreateMessageResult | mcp_types.CreateMessageResultWithTools:
+                return sampled
+
+            callbacks["sampling_callback"] = sampling
+        if handlers.elicitation is not None:
+            elicited = mcp_types.ElicitResult.model_validate(dict(handlers.elicitation))
+
+            async def elicitation(
+                context: ClientRequestContext, params: mcp_types.ElicitRequestParams
+            ) -> mcp_types.ElicitResult:
+                return elicited
+
+            callbacks["elicitation_callback"] = elicitation
+        if handlers.roots is not None:
+            roots = mcp_types.ListRootsResult.model_validate(
+                {"roots": [dict(root) for root in handlers.roots]}
+            )
+
+            async def list_roots(context: ClientRequestContext) -> mcp_types.ListRootsResult:
+                return roots
+
+            callbacks["list_roots_callback"] = list_roots
+        return callbacks
+
+    async def _on_message(self, message: IncomingMessage) -> None:
+        # Every notification the SDK surfaces (logging ones too), and the transport
+        # faults it reports to the application.
+        if isinstance(message, Exception):
+            text = f"the SDK reported: {type(message).__name__}: {message}"
+            emit(self._options, ClientEvent("log", text=text))
+            return
+        dumped = to_json(message)
+        params = dumped.get("params")
+        event = ClientEvent(
+            "notification",
+            method=str(dumped.get("method", "")),
+            params=params if isinstance(params, dict) else {},
+        )
+        emit(self._options, event)
+
+    # The API ------------------------------------------------------------------------
+
+    def _open(self) -> mcp.Client:
+        if self._state != "open" or self._client is None:
+            raise ClientError("other", f"the client is {self._state}, not connected")
+        return self._client
+
+    async def _all_pages(
+        self, key: str, page: Callable[[str | None], Awaitable[Any]]
+    ) -> dict[str, Any]:
+        """`mcp.Client.list_*` return one page: follow nextCursor as an application does."""
+        items: list[Any] = []
+        cursor: str | None = None
+        for _ in range(_MAX_PAGES):
+            result = to_json(await self._holder.call(functools.partial(page, cursor)))
+            items.extend(result.get(key, []))
+            cursor = result.get("nextCursor")
+            if cursor is None:
+                return {key: items}
+        raise ClientError("other", f"still a nextCursor after {_MAX_PAGES} pages")
+
+    async def list_tools(self) -> dict[str, Any]:
+        client = self._open()
+        return await self._all_pages("tools", lambda cursor: client.list_tools(cursor=cursor))
+
+    async def call_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        timeout: float | None = None,  # noqa: ASYNC109 (the McpClient contract)
+        progress: bool = False,
+    ) -> dict[str, Any]:
+        client = self._open()
+        options = self._options
+
+        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+            params: dict[str, Any] = {"progress": progress}
+            if total is not None:
+                params["total"] = total
+            if message is not None:
+                params["message"] = message
+            emit(options, ClientEvent("notification", "notifications/progress", params))
+
+        result = await self._holder.call(
+            lambda: client.call_tool(
+                name,
+                dict(arguments) if arguments is not None else None,
+                read_timeout_seconds=timeout,
+                progress_callback=on_progress if progress else None,
+            )
+        )
+        return to_json(result)  # isError results are results in the SDK: kept as they are
+
+    async def list_resources(self) -> dict[str, Any]:
+        client = self._open()
+        return await self._all_pages(
+            "resources", lambda cursor: client.list_resources(cursor=cursor)
+        )
+
+    async def read_resource(self, uri: str) -> dict[str, Any]:
+        client = self._open()
+        return to_json(await self._holder.call(lambda: client.read_resource(uri)))
+
+    async def list_prompts(self) -> dict[str, Any]:
+        client = self._open()
+        return await self._all_pages("prompts", lambda cursor: client.list_prompts(cursor=cursor))
+
+    async def get_prompt(
+        self, name: str, arguments: Mapping[str, str] | None = None
+    ) -> dict[str, Any]:
+        client = self._open()
+        chosen = dict(arguments) if arguments is not None else None
+        return to_json(await self._holder.call(lambda: client.get_prompt(name, chosen)))
+
+    async def ping(self) -> dict[str, Any]:
+        client = self._open()
+        # Client.send_ping only adds a deprecation warning before calling this; on a
+        # 2026-07-28 connection the SDK sends the ping anyway, and the server refuses it.
+        await self._holder.call(lambda: client.session.send_ping())
+        return {}
+
+    async def close(self) -> None:
+        if self._state == "closed":
+            return
+        self._state = "closed"
+        await self._holder.close()  # leaves `async with`: stdin closed, DELETE sent, ...
+
+
+def legacy_client() -> McpSdkClient:
+    """`--mcp-client=harness.clients._sdk_mcp:legacy_client`: mode="legacy"."""
+    return McpSdkClient(mode="legacy")
+
+
+def modern_client() -> McpSdkClient:
+    """`--mcp-client=harness.clients._sdk_mcp:modern_client`: mode="2026-07-28"."""
+    return McpSdkClient(mode="2026-07-28")

@@ -1,0 +1,268 @@
+"""Falsifiability: broken variants of the reference client fail exactly the checks they should.
+
+Each mutant breaks one rule of the spec (and nothing else on purpose). It runs through the
+real harness (mock server, scenario, judging) on the scenario that exercises the rule, and
+the verdicts are compared with the expectation: the named checks get the named status,
+every other check of the run still passes. A check that a mutant cannot make fail would
+be a check that cannot fail.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from harness._catalogue import CATALOGUE
+from harness._judging import judge
+from harness._run import execute
+from harness.clients import ClientError, ReferenceClient
+from harness.clients._contract import McpClient
+from harness.clients._ref_http import HttpTransport
+from harness.clients._ref_stdio import StdioTransport
+from harness.suite import scenario
+
+# -- the mutants -------------------------------------------------------------------------------
+
+
+class NoInitializedNotification(ReferenceClient):
+    """LC-4: never sends notifications/initialized."""
+
+    async def _send(self, message: Mapping[str, Any], limit: float | None = None) -> None:
+        if message.get("method") != "notifications/initialized":
+            await super()._send(message, limit)
+
+
+class DropsIsError(ReferenceClient):
+    """TL-4: loses the isError flag of a tool result."""
+
+    async def call_tool(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        result = await super().call_tool(*args, **kwargs)
+        result.pop("isError", None)
+        return result
+
+
+class ErrorsAsToolResults(ReferenceClient):
+    """TL-4: turns JSON-RPC errors into isError results."""
+
+    async def call_tool(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        try:
+            return await super().call_tool(*args, **kwargs)
+        except ClientError as exc:
+            if exc.kind != "protocol":
+                raise
+            return {"content": [{"type": "text", "text": exc.message}], "isError": True}
+
+
+class FirstPageOnly(ReferenceClient):
+    """TL-1: ignores nextCursor."""
+
+    async def _list_all(self, method: str, key: str) -> list[Any]:
+        page = await self._request(method)
+        items = page.get(key, [])
+        return items if isinstance(items, list) else []
+
+
+class ReusesRequestIds(ReferenceClient):
+    """RPC-2: numbers every request 7."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._ids = itertools.repeat(7)
+
+
+class NoProtocolVersionHeader(ReferenceClient):
+    """HT-11: never sends MCP-Protocol-Version."""
+
+    async def _initialize(self, revision: str) -> None:
+        await super()._initialize(revision)
+        if isinstance(self._transport, HttpTransport):
+            self._transport.protocol_version = None
+
+
+class NoDelete(ReferenceClient):
+    """HT-10: forgets the session instead of ending it with DELETE."""
+
+    async def close(self) -> None:
+        if isinstance(self._transport, HttpTransport):
+            self._transport.session_id = None
+        await super().close()
+
+
+class AcceptsAnyVersion(ReferenceClient):
+    """LC-3: carries on with a protocol version it does not support."""
+
+    async def _initialize(self, revision: str) -> None:
+        try:
+            await super()._initialize(revision)
+        except ClientError as exc:
+            if "chose protocolVersion" not in exc.message:
+                raise
+            await self._send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+
+class KillsTheServer(ReferenceClient):
+    """ST-4: kills the stdio server outright instead of closing its stdin first."""
+
+    async def close(self) -> None:
+        if isinstance(self._transport, StdioTransport):
+            self._transport._process.kill()
+        await super().close()
+
+
+class ListsWithoutCapabilities(ReferenceClient):
+    """LC-M1: leaves clientCapabilities out of the _meta of tools/list."""
+
+    async def _exchange(
+        self, method: str, params: dict[str, Any], *args: Any, **kwargs: Any
+    ) -> Any:
+        if method == "tools/list" and isinstance(params.get("_meta"), dict):
+            meta = {
+                k: v for k, v in params["_meta"].items() if not k.endswith("/clientCapabilities")
+            }
+            params = {**params, "_meta": meta}
+        return await super()._exchange(method, params, *args, **kwargs)
+
+
+class NoMcpMethodHeader(ReferenceClient):
+    """HM-3: leaves out Mcp-Method on tools/list."""
+
+    async def _exchange(
+        self, method: str, params: dict[str, Any], *args: Any, **kwargs: Any
+    ) -> Any:
+        # _exchange(method, params, limit, progress, cancellable, headers)
+        if method == "tools/list" and len(args) >= 4 and isinstance(args[3], Mapping):
+            headers = {k: v for k, v in args[3].items() if k.lower() != "mcp-method"}
+            args = (*args[:3], headers)
+        return await super()._exchange(method, params, *args, **kwargs)
+
+
+class NeverRetriesVersion(ReferenceClient):
+    """LC-M2: swallows -32022 and reports an empty list instead of retrying or failing."""
+
+    async def list_tools(self) -> dict[str, Any]:
+        try:
+            return await self._request_once("tools/list")
+        except ClientError as exc:
+            if exc.code != -32022:
+                raise
+            return {"tools": []}
+
+    async def _request_once(self, method: str) -> dict[str, Any]:
+        body = {
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": self._revision,
+                "io.modelcontextprotocol/clientCapabilities": {},
+            }
+        }
+        result = await self._exchange(method, body, None, False, True)
+        assert isinstance(result, dict)
+        return result
+
+
+# -- the expectations ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Case:
+    mutant: Callable[[], McpClient]
+    run: tuple[str, str, str]
+    """(scenario, revision, transport) that exercises the broken rule."""
+    expected: Mapping[str, str]
+    """check id -> status for every check that must not PASS; all others PASS."""
+
+
+CASES = {
+    "no-initialized": Case(
+        NoInitializedNotification,
+        ("lifecycle-handshake", "2025-11-25", "stdio"),
+        {"lifecycle.initialized-notification": "FAIL"},
+    ),
+    "drops-is-error": Case(
+        DropsIsError, ("tools-call", "2025-06-18", "stdio"), {"tools.is-error-result": "FAIL"}
+    ),
+    "errors-as-results": Case(
+        ErrorsAsToolResults,
+        ("tools-call", "2025-03-26", "stdio"),
+        {
+            "tools.protocol-error-32601": "FAIL",
+            "tools.protocol-error-32602": "FAIL",
+            "tools.protocol-error-32603": "FAIL",
+        },
+    ),
+    "first-page-only": Case(
+        FirstPageOnly, ("tools-pagination", "2024-11-05", "stdio"), {"tools.pagination": "FAIL"}
+    ),
+    "reused-ids": Case(
+        ReusesRequestIds,
+        ("tools-call", "2025-11-25", "stdio"),
+        {"jsonrpc.request-ids-unique": "FAIL"},
+    ),
+    "no-protocol-version-header": Case(
+        NoProtocolVersionHeader,
+        ("tools-call", "2025-11-25", "http"),
+        {"http.protocol-version-header": "FAIL"},
+    ),
+    "no-delete": Case(
+        NoDelete, ("tools-call", "2025-06-18", "http"), {"http.delete-session": "WARN"}
+    ),
+    "accepts-any-version": Case(
+        AcceptsAnyVersion,
+        ("lifecycle-unsupported-version", "2025-11-25", "stdio"),
+        {"lifecycle.unsupported-version-disconnect": "WARN"},
+    ),
+    "kills-the-server": Case(
+        KillsTheServer,
+        ("tools-call", "2025-11-25", "stdio"),
+        {"stdio.shutdown-closes-stdin": "WARN"},
+    ),
+    "lists-without-capabilities": Case(
+        ListsWithoutCapabilities,
+        ("tools-call", "2026-07-28", "stdio"),
+        {"stateless.meta-on-every-request": "FAIL", "jsonrpc.messages-valid": "FAIL"},
+    ),
+    "no-mcp-method-header": Case(
+        NoMcpMethodHeader,
+        ("tools-call", "2026-07-28", "http"),
+        {"stateless.standard-headers": "FAIL"},
+    ),
+    "never-retries-version": Case(
+        NeverRetriesVersion,
+        ("stateless-version-retry", "2026-07-28", "stdio"),
+        {"stateless.retry-after-unsupported-version": "WARN"},
+    ),
+}
+
+
+def _verdicts(factory: Callable[[], McpClient], run: tuple[str, str, str]) -> dict[str, str]:
+    scenario_id, revision, transport = run
+    chosen = scenario(scenario_id)
+    result = execute(chosen, revision, transport, factory, op_timeout=5.0)
+    return {
+        check_id: judge(CATALOGUE[check_id], result).status.value
+        for check_id in chosen.checks
+        if CATALOGUE[check_id].applies(revision, transport)
+    }
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_mutant_fails_exactly_its_checks(name: str) -> None:
+    case = CASES[name]
+    verdicts = _verdicts(case.mutant, case.run)
+    unexpected = {
+        check: status
+        for check, status in verdicts.items()
+        if status != case.expected.get(check, "PASS")
+    }
+    assert set(case.expected) <= set(verdicts), "a check named in the expectation did not run"
+    assert not unexpected, f"{name}: verdicts differ from the expectation: {unexpected}"
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_reference_client_passes_the_same_runs(name: str) -> None:
+    # The other half of the proof: the same run, unbroken, passes every check.
+    verdicts = _verdicts(ReferenceClient, CASES[name].run)
+    assert set(verdicts.values()) == {"PASS"}, verdicts

@@ -1,14 +1,18 @@
-"""Shared test configuration: hypothesis profiles.
+"""Shared test configuration: hypothesis profiles, and the session-wide leak check.
 
 The "ci" profile (chosen when CI is set, or with HYPOTHESIS_PROFILE=ci) runs every
-property test with at least 200 examples; tests that need more ask for it with
-`settings(max_examples=...)` under `ci_examples()`. "dev" is quicker for local runs.
+property test with at least 200 examples; the fuzz tests of the servers ask for 500 with
+`settings(max_examples=max(500, settings().max_examples))`. "dev" is quicker locally.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from pathlib import Path
 
+import pytest
+from _leaks import children, listening_sockets
 from hypothesis import HealthCheck, settings
 
 settings.register_profile(
@@ -22,3 +26,22 @@ settings.register_profile("dev", max_examples=50, deadline=None)
 settings.load_profile(
     os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev")
 )
+
+
+# -- nothing outlives the tests ------------------------------------------------------------------
+#
+# Every test stops what it starts, by pid. This check, run when each test process ends its
+# session, proves it: no child process of the test process is left, and no listening
+# socket of the test process is left open. Linux only (it reads /proc).
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _nothing_outlives_the_tests() -> Iterator[None]:
+    before = {pid for pid, _ in children(os.getpid())}
+    yield
+    if not Path("/proc").is_dir():
+        return
+    leaked = [(pid, cmd) for pid, cmd in children(os.getpid()) if pid not in before]
+    ports = listening_sockets(os.getpid())
+    assert not leaked, f"processes outlived the tests: {leaked}"
+    assert not ports, f"listening sockets outlived the tests: {ports}"

@@ -60,6 +60,7 @@ __all__ = [
     "legacy_client",
     "modern_client",
     "require",
+    "sampling_result",
     "sdk_revisions",
     "to_client_error",
     "to_json",
@@ -243,13 +244,16 @@ class SdkHolder:
             raise ClientError("transport", f"the connection has ended{why}")
         try:
             return await operation()
+        except ClientError:
+            raise
         except Exception as exc:
             raise to_client_error(exc) from exc
 
 
-def _sampling_result(
+def sampling_result(
     handlers: Handlers,
 ) -> mcp_types.CreateMessageResult | mcp_types.CreateMessageResultWithTools | None:
+    """The harness's canned sampling answer as the SDK's model (None: no answer)."""
     import mcp_types
     from pydantic import ValidationError
 
@@ -382,7 +386,7 @@ class McpSdkClient:
         import mcp_types
 
         callbacks: dict[str, Any] = {}
-        sampled = _sampling_result(handlers)
+        sampled = sampling_result(handlers)
         if sampled is not None:
 
             async def sampling(

@@ -1,0 +1,292 @@
+"""The fastmcp 4.x client (`fastmcp.Client`) under the McpClient contract.
+
+    pytest --mcp-client=harness.clients._sdk_fastmcp:FastMcpClient
+
+Like the `mcp` adapter (harness/clients/_sdk_mcp.py, whose holder task and error
+mapping it shares), it calls the API a fastmcp user calls, with fastmcp's defaults, and
+only translates: it never corrects what fastmcp does.
+
+Choices, and why:
+- `call_tool`, not `call_tool_mcp`: it is the API fastmcp documents first and users
+  call. It raises `ToolError` for an `isError: true` result (`raise_on_error=True` by
+  default); the adapter reports that as a ClientError of kind "tool" with the error text,
+  as driver protocol v1 provides for clients that surface isError as an exception, and the
+  checks judge whether the failure still reached the caller with its content.
+- `list_tools`, `list_resources`, `list_prompts` page by themselves in fastmcp (they
+  follow nextCursor), so the adapter calls each once; `read_resource` returns the
+  contents list, surfaced as `{"contents": [...]}`.
+- `StdioTransport(..., keep_alive=False)`: fastmcp keeps the server process alive after
+  the client closes by default, which would leak one process per scenario.
+- fastmcp's default handlers stay: its log handler, and its default progress handler,
+  which makes it ask for progress (`_meta.progressToken`) on every tools/call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Literal
+
+from harness.clients._contract import (
+    ClientError,
+    ClientEvent,
+    ConnectOptions,
+    Handlers,
+    HttpTarget,
+    SseLegacyTarget,
+    StdioTarget,
+    Target,
+)
+from harness.clients._sdk_mcp import (
+    SdkHolder,
+    distribution_version,
+    emit,
+    require,
+    sampling_result,
+    sdk_revisions,
+    to_client_error,
+    to_json,
+)
+
+if TYPE_CHECKING:
+    import fastmcp
+    import mcp_types
+    from fastmcp.client.transports import ClientTransport
+    from mcp.client.session import IncomingMessage
+
+__all__ = ["FastMcpClient"]
+
+Mode = Literal["auto", "legacy", "2026-07-28"]
+
+_NAME = "fastmcp"
+
+
+class FastMcpClient:
+    """An `McpClient` backed by `fastmcp.Client`.
+
+    `mode` is passed to `fastmcp.Client` ("auto" is its default). fastmcp itself treats
+    "auto" as "legacy" on its SSE transport, which cannot serve the 2026 era.
+    """
+
+    def __init__(self, *, mode: Mode = "auto") -> None:
+        require("fastmcp", "fastmcp")
+        if mode not in ("auto", "legacy", "2026-07-28"):
+            raise ValueError(f"mode must be 'auto', 'legacy' or '2026-07-28', not {mode!r}")
+        self._mode: Mode = mode
+        self._holder = SdkHolder(f"fastmcp.Client ({mode})")
+        self._client: fastmcp.Client[Any] | None = None
+        self._options = ConnectOptions()
+        self._state: Literal["new", "open", "closed"] = "new"
+
+    @property
+    def name(self) -> str:
+        return _NAME
+
+    @property
+    def version(self) -> str:
+        return distribution_version("fastmcp")
+
+    @property
+    def supports(self) -> frozenset[str]:
+        # fastmcp runs on the mcp SDK's session, so it speaks what mcp speaks. From its
+        # code: StdioTransport, StreamableHttpTransport, SSETransport; sampling,
+        # elicitation and roots handlers; log and progress handlers; a cancelled caller
+        # cancels the SDK request. ping and HTTP+SSE exist in the handshake era only.
+        features = {
+            "stdio",
+            "http",
+            "tools",
+            "resources",
+            "prompts",
+            "sampling",
+            "elicitation",
+            "roots",
+            "logging",
+            "progress",
+            "cancel",
+        }
+        handshake = self._mode != "2026-07-28"
+        if handshake:
+            features |= {"sse-legacy", "ping"}
+        return frozenset(features) | sdk_revisions(
+            handshake=handshake, modern=self._mode != "legacy"
+        )
+
+    # Connecting ---------------------------------------------------------------------
+
+    async def connect(self, target: Target, options: ConnectOptions) -> dict[str, Any]:
+        if self._state != "new":
+            raise ClientError("other", "connect() can be called once per client")
+        self._state = "open"
+        self._options = options
+        from fastmcp import Client
+
+        # As for mcp: options.protocol_version is not forced; fastmcp negotiates as the
+        # SDK does under `mode`, the only say its users have.
+        try:
+            client: fastmcp.Client[Any] = Client(
+                self._transport(target),
+                mode=self._mode,
+                timeout=options.timeout,
+                init_timeout=options.timeout,
+                message_handler=self._on_message,
+                **self._handlers(options.handlers),
+            )
+            await self._holder.open(client)
+        except Exception as exc:
+            raise to_client_error(exc) from exc
+        self._client = client
+        info = client.server_info
+        return {
+            "protocolVersion": client.protocol_version,
+            "serverInfo": to_json(info) if info is not None else {},
+        }
+
+    @staticmethod
+    def _transport(target: Target) -> ClientTransport:
+        from fastmcp.client.transports import SSETransport, StdioTransport, StreamableHttpTransport
+
+        if isinstance(target, StdioTarget):
+            command, *args = target.command
+            return StdioTransport(
+                command=command, args=args, env=dict(target.env) or None, keep_alive=False
+            )
+        if isinstance(target, SseLegacyTarget):
+            return SSETransport(target.url, headers=dict(target.headers) or None)
+        assert isinstance(target, HttpTarget)
+        return StreamableHttpTransport(target.url, headers=dict(target.headers) or None)
+
+    @staticmethod
+    def _handlers(handlers: Handlers) -> dict[str, Any]:
+        """Handlers only for what the harness gave answers for: fastmcp declares a
+        capability exactly when its handler is set."""
+        import mcp_types
+
+        chosen: dict[str, Any] = {}
+        sampled = sampling_result(handlers)
+        if sampled is not None:
+
+            async def sampling(
+                messages: list[mcp_types.SamplingMessage],
+                params: mcp_types.CreateMessageRequestParams,
+                context: Any,
+            ) -> mcp_types.CreateMessageResult | mcp_types.CreateMessageResultWithTools:
+                return sampled
+
+            chosen["sampling_handler"] = sampling
+        if handlers.elicitation is not None:
+            elicited = mcp_types.ElicitResult.model_validate(dict(handlers.elicitation))
+
+            async def elicitation(
+                message: str, response_type: Any, params: Any, context: Any
+            ) -> mcp_types.ElicitResult:
+                return elicited
+
+            chosen["elicitation_handler"] = elicitation
+        if handlers.roots is not None:
+            chosen["roots"] = [mcp_types.Root.model_validate(dict(root)) for root in handlers.roots]
+        return chosen
+
+    async def _on_message(self, message: IncomingMessage) -> None:
+        if isinstance(message, Exception):
+            text = f"fastmcp reported: {type(message).__name__}: {message}"
+            emit(self._options, ClientEvent("log", text=text))
+            return
+        dumped = to_json(message)
+        params = dumped.get("params")
+        event = ClientEvent(
+            "notification",
+            method=str(dumped.get("method", "")),
+            params=params if isinstance(params, dict) else {},
+        )
+        emit(self._options, event)
+
+    # The API ------------------------------------------------------------------------
+
+    def _open(self) -> fastmcp.Client[Any]:
+        if self._state != "open" or self._client is None:
+            raise ClientError("other", f"the client is {self._state}, not connected")
+        return self._client
+
+    async def list_tools(self) -> dict[str, Any]:
+        client = self._open()
+        tools = await self._holder.call(client.list_tools)
+        return {"tools": [to_json(tool) for tool in tools]}
+
+    async def call_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+        progress: bool = False,
+    ) -> dict[str, Any]:
+        from fastmcp.exceptions import ToolError
+
+        client = self._open()
+        options = self._options
+
+        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+            params: dict[str, Any] = {"progress": progress}
+            if total is not None:
+                params["total"] = total
+            if message is not None:
+                params["message"] = message
+            emit(options, ClientEvent("notification", "notifications/progress", params))
+
+        async def call() -> fastmcp.client.client.CallToolResult:
+            try:
+                return await client.call_tool(
+                    name,
+                    dict(arguments) if arguments is not None else None,
+                    timeout=timeout,
+                    progress_handler=on_progress if progress else None,
+                )
+            except ToolError as exc:  # fastmcp's way of surfacing `isError: true`
+                raise ClientError("tool", str(exc)) from exc
+
+        result = await self._holder.call(call)
+        surfaced: dict[str, Any] = {
+            "content": [to_json(block) for block in result.content],
+            "isError": result.is_error,
+        }
+        if result.structured_content is not None:
+            surfaced["structuredContent"] = result.structured_content
+        if result.meta is not None:
+            surfaced["_meta"] = result.meta
+        return surfaced
+
+    async def list_resources(self) -> dict[str, Any]:
+        client = self._open()
+        resources = await self._holder.call(client.list_resources)
+        return {"resources": [to_json(resource) for resource in resources]}
+
+    async def read_resource(self, uri: str) -> dict[str, Any]:
+        client = self._open()
+        contents = await self._holder.call(lambda: client.read_resource(uri))
+        return {"contents": [to_json(content) for content in contents]}
+
+    async def list_prompts(self) -> dict[str, Any]:
+        client = self._open()
+        prompts = await self._holder.call(client.list_prompts)
+        return {"prompts": [to_json(prompt) for prompt in prompts]}
+
+    async def get_prompt(
+        self, name: str, arguments: Mapping[str, str] | None = None
+    ) -> dict[str, Any]:
+        client = self._open()
+        chosen = dict(arguments) if arguments is not None else None
+        result: mcp_types.GetPromptResult = await self._holder.call(
+            lambda: client.get_prompt(name, chosen)
+        )
+        return to_json(result)
+
+    async def ping(self) -> dict[str, Any]:
+        client = self._open()
+        await self._holder.call(client.ping)
+        return {}
+
+    async def close(self) -> None:
+        if self._state == "closed":
+            return
+        self._state = "closed"
+        await self._holder.close()

@@ -1,0 +1,52 @@
+"""The requirement table, the check catalogue and docs/coverage.md agree with each other
+and with the requirements digest (../shared/spec-client-requirements.md)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from harness._catalogue import CATALOGUE
+from harness.suite import SCENARIOS
+from harness.suite._coverage import render, uncovered
+from harness.suite._requirements import REQUIREMENTS
+
+REPO = Path(__file__).resolve().parents[1]
+DOC = REPO / "docs" / "coverage.md"
+DIGEST = REPO.parent / "shared" / "spec-client-requirements.md"
+_ID = re.compile(
+    r"\b(?:RPC|LC|ST|HT|HM|TL)-(?:M)?\d+b?\b|\b(?:PING|CANCEL|PROG|LOG|RES|PROMPTS|ROOTS|SAMPLING|ELICIT|MRTR|ICONS|LISTEN)\b"
+)
+
+
+def test_every_requirement_of_the_digest_is_in_the_table() -> None:
+    assert DIGEST.is_file(), f"the requirements digest is missing: {DIGEST}"
+    ids = set(_ID.findall(DIGEST.read_text(encoding="utf-8")))
+    assert ids, "no requirement id found in the digest"
+    assert sorted(ids - set(REQUIREMENTS)) == []
+
+
+def test_every_check_names_known_requirements() -> None:
+    for check in CATALOGUE.values():
+        unknown = [r for r in check.requirements if r not in REQUIREMENTS]
+        assert not unknown, f"{check.id} names unknown requirements {unknown}"
+
+
+def test_every_check_is_judged_on_some_scenario() -> None:
+    used = {check_id for scenario in SCENARIOS for check_id in scenario.checks}
+    assert sorted(set(CATALOGUE) - used) == []
+
+
+def test_coverage_document_is_up_to_date() -> None:
+    assert DOC.read_text(encoding="utf-8") == render(), (
+        "docs/coverage.md is stale: run python -m harness.suite._coverage --write"
+    )
+
+
+@pytest.mark.xfail(
+    reason="the full suite is issue 5: these requirements have no check yet", strict=True
+)
+def test_every_requirement_has_a_check_or_a_reason() -> None:
+    assert uncovered() == []

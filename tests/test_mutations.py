@@ -10,20 +10,15 @@ be a check that cannot fail.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
+from _mutation import Case, verdicts
 
-from harness._catalogue import CATALOGUE
-from harness._judging import judge
-from harness._run import execute
 from harness.clients import ClientError, ReferenceClient
-from harness.clients._contract import McpClient
 from harness.clients._ref_http import HttpTransport
 from harness.clients._ref_stdio import StdioTransport
-from harness.suite import scenario
 
 # -- the mutants -------------------------------------------------------------------------------
 
@@ -166,15 +161,6 @@ class NeverRetriesVersion(ReferenceClient):
 # -- the expectations ----------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Case:
-    mutant: Callable[[], McpClient]
-    run: tuple[str, str, str]
-    """(scenario, revision, transport) that exercises the broken rule."""
-    expected: Mapping[str, str]
-    """check id -> status for every check that must not PASS; all others PASS."""
-
-
 CASES = {
     "no-initialized": Case(
         NoInitializedNotification,
@@ -237,32 +223,21 @@ CASES = {
 }
 
 
-def _verdicts(factory: Callable[[], McpClient], run: tuple[str, str, str]) -> dict[str, str]:
-    scenario_id, revision, transport = run
-    chosen = scenario(scenario_id)
-    result = execute(chosen, revision, transport, factory, op_timeout=5.0)
-    return {
-        check_id: judge(CATALOGUE[check_id], result).status.value
-        for check_id in chosen.checks
-        if CATALOGUE[check_id].applies(revision, transport)
-    }
-
-
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_mutant_fails_exactly_its_checks(name: str) -> None:
     case = CASES[name]
-    verdicts = _verdicts(case.mutant, case.run)
+    seen = verdicts(case.mutant, case.run)
     unexpected = {
         check: status
-        for check, status in verdicts.items()
+        for check, status in seen.items()
         if status != case.expected.get(check, "PASS")
     }
-    assert set(case.expected) <= set(verdicts), "a check named in the expectation did not run"
+    assert set(case.expected) <= set(seen), "a check named in the expectation did not run"
     assert not unexpected, f"{name}: verdicts differ from the expectation: {unexpected}"
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_reference_client_passes_the_same_runs(name: str) -> None:
     # The other half of the proof: the same run, unbroken, passes every check.
-    verdicts = _verdicts(ReferenceClient, CASES[name].run)
-    assert set(verdicts.values()) == {"PASS"}, verdicts
+    seen = verdicts(ReferenceClient, CASES[name].run)
+    assert set(seen.values()) == {"PASS"}, seen

@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 
 from harness._run import Scenario
-from harness.suite import lifecycle, stateless, tools, transports
+from harness.suite import features, lifecycle, stateless, tools, transports
 
 __all__ = ["SCENARIOS", "scenario"]
 
@@ -26,6 +26,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     *(_with_transport_checks(s) if s.id == "tools-call" else s for s in tools.SCENARIOS),
     *transports.SCENARIOS,
     *stateless.SCENARIOS,
+    *features.SCENARIOS,
 )
 
 

@@ -1,0 +1,34 @@
+"""Every check can fail: some mutant of the reference client makes it FAIL or WARN."""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+import pytest
+from _mutation import Case
+
+from harness._catalogue import CATALOGUE
+
+
+def _cases() -> dict[str, Case]:
+    cases: dict[str, Case] = {}
+    for path in sorted(Path(__file__).parent.glob("test_mutations*.py")):
+        module = importlib.import_module(path.stem)
+        for name, case in module.CASES.items():
+            assert name not in cases, f"mutant {name!r} is defined twice"
+            cases[name] = case
+    return cases
+
+
+def test_mutants_name_only_known_checks() -> None:
+    for name, case in _cases().items():
+        unknown = set(case.expected) - set(CATALOGUE)
+        assert not unknown, f"{name} expects unknown checks {unknown}"
+        assert set(case.expected.values()) <= {"FAIL", "WARN"}, name
+
+
+@pytest.mark.xfail(reason="issue 5: not every check has a mutant yet", strict=True)
+def test_every_check_has_a_mutant_that_breaks_it() -> None:
+    broken = {check for case in _cases().values() for check in case.expected}
+    assert sorted(set(CATALOGUE) - broken) == []

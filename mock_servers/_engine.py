@@ -288,7 +288,9 @@ class Engine:
                 )
             return None
         reply = reply or {}
-        before = [_server_message(m) for m in reply.get("before", [])]
+        before = [
+            _server_message(_fill(copy.deepcopy(m), as_json)) for m in reply.get("before", [])
+        ]
         response: Message | None = None
         if "result" in reply:
             result = _fill(copy.deepcopy(reply["result"]), as_json)

@@ -84,6 +84,13 @@ def _fault_ms(kind: str | None, fault: dict[str, Any]) -> int:
     return int(fault.get("ms", 0)) if kind == "delay" else 0
 
 
+class _Unparsable:
+    """A POST body that is no JSON-RPC message: `error` is the answer."""
+
+    def __init__(self, error: ErrorResponse) -> None:
+        self.error = error
+
+
 def _error(request_id: RequestId | None, code: int, text: str) -> ErrorResponse:
     return ErrorResponse(request_id, ErrorObject(code, text))
 
@@ -349,7 +356,12 @@ class HttpMock:
 
     # -- POST (Streamable HTTP) -----------------------------------------------------------
 
-    def _parse(self, ex: Exchange, *, allow_batch: bool) -> Message | Batch | ErrorResponse:
+    def _parse(self, ex: Exchange, *, allow_batch: bool) -> Message | Batch | _Unparsable:
+        """The body's message(s), or _Unparsable with the error to answer (HTTP 400).
+
+        A client's own JSON-RPC error response (its answer to a server request) is a
+        message like any other, not a parse failure.
+        """
         try:
             return parse(ex.body, allow_batch=allow_batch)
         except ProtocolError as exc:
@@ -361,15 +373,15 @@ class HttpMock:
                 reason=str(exc),
                 channel=ex.channel,
             )
-            return exc.to_error_response()
+            return _Unparsable(exc.to_error_response())
 
     def _http_info(self, ex: Exchange) -> HttpInfo:
         return HttpInfo(ex.method, ex.path, dict(ex.headers))
 
     async def _post(self, ex: Exchange) -> None:
         parsed = self._parse(ex, allow_batch=batches_allowed(self.revision))
-        if isinstance(parsed, ErrorResponse):
-            await ex.respond_json(400, parsed)
+        if isinstance(parsed, _Unparsable):
+            await ex.respond_json(400, parsed.error)
             return
         messages = list(parsed.messages) if isinstance(parsed, Batch) else [parsed]
         request_id = parsed.id if isinstance(parsed, Request) else None
@@ -665,8 +677,8 @@ class HttpMock:
             await ex.respond_json(404, _error(None, SESSION_NOT_FOUND, "Session not found"))
             return
         parsed = self._parse(ex, allow_batch=False)
-        if isinstance(parsed, ErrorResponse):
-            await ex.respond_json(400, parsed)
+        if isinstance(parsed, _Unparsable):
+            await ex.respond_json(400, parsed.error)
             return
         assert not isinstance(parsed, Batch)
         outcome = self.engine.handle(parsed, http=self._http_info(ex), channel=ex.channel)

@@ -493,6 +493,8 @@ def _server_messages(step: Step) -> list[tuple[str, dict[str, Any], str | None]]
                 )
             )
     for i, message in enumerate(reply.get("before", [])):
+        if _has_operators(message):
+            continue  # checked when filled in, like templated results
         out.append((f"{step.pointer}/reply/before/{i}", {"jsonrpc": "2.0", **message}, None))
     for i, item in enumerate(reply.get("sse", {}).get("events", [])):
         if "message" in item:

@@ -185,7 +185,7 @@ class HttpTransport:
                     if self.modern or not last_id or failures > _MAX_RESUME:
                         break
                     retry = parser.retry if parser.retry is not None else _DEFAULT_RETRY_MS
-                    await anyio.sleep(retry / 1000)  # HT-7: MUST respect `retry`
+                    await anyio.sleep(self._retry_delay(retry))  # HT-7: MUST respect `retry`
                     response = await self._get(last_id)
                     parser = SSEParser(last_event_id=last_id)
                     parser.retry = retry
@@ -199,6 +199,10 @@ class HttpTransport:
                 await close_response(response)
             if request_id is not None:
                 self._streams.pop(request_id, None)
+
+    def _retry_delay(self, retry_ms: int) -> float:
+        """Seconds to wait before reconnecting: the server's `retry` (HT-7)."""
+        return retry_ms / 1000
 
     async def _read(
         self, response: httpx.Response, parser: SSEParser, request_id: RequestId | None

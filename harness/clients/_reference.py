@@ -132,6 +132,10 @@ class ReferenceClient:
     harness passes one on an in-process ASGI transport); the client closes it on `close()`.
     """
 
+    #: The transport classes (tests substitute broken ones: tests/test_mutations*.py).
+    _stdio_transport: type[StdioTransport] = StdioTransport
+    _http_transport: type[HttpTransport] = HttpTransport
+
     def __init__(
         self, *, http_client_factory: Callable[[], httpx.AsyncClient] | None = None
     ) -> None:
@@ -187,7 +191,7 @@ class ReferenceClient:
             raise ClientError("unsupported", f"unknown protocol revision {forced!r}")
         await self._tasks.start()
         if isinstance(target, StdioTarget):
-            self._transport = await StdioTransport.open(target, self._sink, self._tasks)
+            self._transport = await self._stdio_transport.open(target, self._sink, self._tasks)
         else:
             factory = self._http_client_factory or self._default_http_client
             self._http = factory()
@@ -196,7 +200,7 @@ class ReferenceClient:
                     raise ClientError("unsupported", "2026-07-28 has no HTTP+SSE binding")
                 await self._open_sse_legacy(target)
             else:
-                self._transport = HttpTransport(
+                self._transport = self._http_transport(
                     self._http, target.url, target.headers, self._sink, self._tasks
                 )
         if forced is not None and is_stateless(forced):

@@ -3,8 +3,761 @@ prompts, roots, sampling, elicitation."""
 
 from __future__ import annotations
 
-from harness._run import Scenario
+import json
+from collections.abc import Mapping
+from functools import partial
+from typing import Any
 
-__all__ = ["SCENARIOS"]
+import anyio
 
-SCENARIOS: list[Scenario] = []
+from harness._catalogue import check
+from harness._run import Scenario, ScenarioRun, Session
+from harness._schemas import validate_definition
+from harness._verdicts import Verdict, fail, passed, warn
+from harness.clients._contract import Handlers
+from harness.suite._evidence import HANDSHAKE, STATELESS, missing, op_evidence, response_to
+
+__all__ = ["SCENARIOS", "answer_to", "server_request"]
+
+ROOTS = (
+    {"uri": "file:///tmp/mcp-testbench/project", "name": "project"},
+    {"uri": "file:///tmp/mcp-testbench/notes", "name": "notes"},
+)
+SAMPLING = {
+    "role": "assistant",
+    "content": {"type": "text", "text": "hi"},
+    "model": "mock-model",
+    "stopReason": "endTurn",
+}
+ELICITATION = {"action": "accept", "content": {"name": "Ada"}}
+ALL_HANDLERS = Handlers(sampling=SAMPLING, elicitation=ELICITATION, roots=ROOTS)
+
+
+def server_request(run: ScenarioRun, request_id: str) -> dict[str, Any] | None:
+    """The transcript entry of the server request with this id."""
+    for entry in run.entries:
+        message = entry.get("message") if entry["kind"] == "message" else None
+        if (
+            entry.get("direction") == "server"
+            and isinstance(message, dict)
+            and "method" in message
+            and message.get("id") == request_id
+        ):
+            return entry
+    return None
+
+
+def answer_to(run: ScenarioRun, request_id: str) -> dict[str, Any] | None:
+    """The client's answer (a response entry) to the server request with this id."""
+    for entry in run.client_messages():
+        message = entry["message"]
+        if "method" not in message and message.get("id") == request_id:
+            return entry
+    return None
+
+
+def _shape_problem(message: Mapping[str, Any]) -> str | None:
+    """RPC-4: what is wrong with a response's shape (None: nothing)."""
+    has_result, has_error = "result" in message, "error" in message
+    if has_result == has_error:
+        return "it has both result and error" if has_result else "it has neither result nor error"
+    if has_error:
+        error = message["error"]
+        if not isinstance(error, dict):
+            return "its error is not an object"
+        code = error.get("code")
+        if not isinstance(code, int) or isinstance(code, bool):
+            return f"its error code {code!r} is not an integer"
+        if not isinstance(error.get("message"), str):
+            return "its error has no string message"
+    elif not isinstance(message["result"], dict):
+        return "its result is not an object"
+    return None
+
+
+async def connect_and_call(session: Session, tool: str = "ask") -> None:
+    if (await session.connect()).ok:
+        await session.call("list_tools")
+        await session.call("call_tool", tool, {})
+
+
+def _answered_with(
+    run: ScenarioRun, request_id: str, definition: str
+) -> tuple[Verdict | None, dict[str, Any], dict[str, Any]]:
+    """The request, the answer, or a FAIL verdict if the answer is missing or malformed."""
+    request, answer = server_request(run, request_id), answer_to(run, request_id)
+    if request is None:
+        return missing(run, f"the server request {request_id}"), {}, {}
+    if answer is None:
+        return fail(f"the client never answered {request_id}", [request]), request, {}
+    message = answer["message"]
+    problem = _shape_problem(message)
+    if problem is None and "error" in message:
+        problem = f"it is the error {message['error']}"
+    if problem is None:
+        violations = validate_definition(message["result"], run.revision, definition)
+        if violations:
+            problem = f"the result is no {definition}: {violations[0]}"
+    if problem is not None:
+        return fail(f"the answer to {request_id} is wrong: {problem}", [request, answer]), {}, {}
+    return None, request, answer
+
+
+@check(
+    "features.ping-answered",
+    requirements=["PING", "RPC-4"],
+    level="MUST",
+    revisions=HANDSHAKE,
+    spec="basic/utilities/ping",
+    description="A server ping during the session is answered promptly with an empty result",
+)
+def ping_answered(run: ScenarioRun) -> Verdict:
+    return _ping_verdict(run, "srv-ping")
+
+
+@check(
+    "features.ping-before-initialized",
+    requirements=["PING", "RPC-4"],
+    level="MUST",
+    revisions=HANDSHAKE,
+    spec="basic/utilities/ping",
+    description="A server ping sent before the initialize response is answered with an empty result",
+)
+def ping_before_initialized(run: ScenarioRun) -> Verdict:
+    return _ping_verdict(run, "srv-early-ping")
+
+
+def _ping_verdict(run: ScenarioRun, request_id: str) -> Verdict:
+    bad, request, answer = _answered_with(run, request_id, "EmptyResult")
+    if bad is not None:
+        return bad
+    if answer["message"]["result"] != {}:
+        return fail(
+            f"the ping was answered with {answer['message']['result']!r}, not {{}}",
+            [request, answer],
+        )
+    return passed("the ping was answered with an empty result", [request, answer])
+
+
+@check(
+    "features.roots-answer",
+    requirements=["ROOTS", "RPC-4"],
+    level="MUST",
+    revisions=HANDSHAKE,
+    spec="client/roots",
+    description="roots/list is answered with a ListRootsResult whose every root is a file:// URI",
+    feature="roots",
+)
+def roots_answer(run: ScenarioRun) -> Verdict:
+    bad, request, answer = _answered_with(run, "srv-roots", "ListRootsResult")
+    if bad is not None:
+        return bad
+    roots = answer["message"]["result"].get("roots", [])
+    uris = [r.get("uri") for r in roots if isinstance(r, dict)]
+    if not uris:
+        return fail(
+            "the client answered roots/list with no roots although it was given some",
+            [request, answer],
+        )
+    wrong = [u for u in uris if not (isinstance(u, str) and u.startswith("file://"))]
+    if wrong:
+        return fail(f"the root {wrong[0]!r} is not a file:// URI", [request, answer])
+    return passed(f"{len(uris)} roots, every one a file:// URI", [request, answer])
+
+
+@check(
+    "features.sampling-answer",
+    requirements=["SAMPLING", "RPC-4"],
+    level="MUST",
+    revisions=HANDSHAKE,
+    spec="client/sampling",
+    description="sampling/createMessage is answered with a well-formed CreateMessageResult",
+    feature="sampling",
+)
+def sampling_answer(run: ScenarioRun) -> Verdict:
+    bad, request, answer = _answered_with(run, "srv-sampling", "CreateMessageResult")
+    if bad is not None:
+        return bad
+    return passed("the sampling request got a CreateMessageResult", [request, answer])
+
+
+@check(
+    "jsonrpc.answers-well-formed",
+    requirements=["RPC-4"],
+    level="MUST",
+    revisions=HANDSHAKE,
+    spec="basic/index#responses",
+    description="Every answer to a server request has exactly one of result and error, an error an integer code and a message",
+)
+def answers_well_formed(run: ScenarioRun) -> Verdict:
+    for entry in run.of_kind("invalid"):
+        try:
+            value = json.loads(entry.get("raw") or "")
+        except ValueError:
+            continue
+        if isinstance(value, dict) and "method" not in value and "id" in value:
+            return fail(f"an answer is no valid JSON-RPC response: {entry.get('reason')}", [entry])
+    answers = [e for e in run.client_messages() if "method" not in e["message"]]
+    if not answers:
+        return missing(run, "an answer to a server request")
+    for entry in answers:
+        problem = _shape_problem(entry["message"])
+        if problem is not None:
+            return fail(f"an answer is malformed: {problem}", [entry])
+    return passed(f"{len(answers)} answers, each well-formed", answers[:4])
+
+
+def _tool_calls(run: ScenarioRun, name: str) -> list[dict[str, Any]]:
+    return [
+        r
+        for r in run.requests("tools/call")
+        if (r["message"].get("params") or {}).get("name") == name
+    ]
+
+
+def _tool_op(run: ScenarioRun, name: str) -> Any:
+    return next(
+        (
+            o
+            for o in run.operations
+            if o.op == "call_tool" and o.args.get("args", [None])[0] == name
+        ),
+        None,
+    )
+
+
+def _cancellations(run: ScenarioRun) -> list[dict[str, Any]]:
+    return [
+        m for m in run.client_messages() if m["message"].get("method") == "notifications/cancelled"
+    ]
+
+
+def _cancelled_id(entry: Mapping[str, Any]) -> Any:
+    params = entry["message"].get("params")
+    return params.get("requestId") if isinstance(params, dict) else None
+
+
+def _same_id(a: Any, b: Any) -> bool:
+    return a == b and type(a) is type(b)
+
+
+async def cancel_and_race(session: Session) -> None:
+    if not (await session.connect()).ok:
+        return
+    await session.call("list_tools")
+    await session.call("call_tool", "hang", {}, timeout=0.5)  # LC-9: the client's own time-out
+    with anyio.move_on_after(0.3):  # CANCEL: the caller abandons the call
+        await session.call("call_tool", "slow", {})
+    await anyio.sleep(1.6)  # the late response arrives meanwhile
+    await session.call("call_tool", "add", {"a": 1, "b": 2})
+
+
+@check(
+    "features.timeout-cancels",
+    requirements=["LC-9", "CANCEL"],
+    level="SHOULD",
+    revisions=HANDSHAKE[1:],
+    spec="basic/lifecycle#timeouts",
+    description="A request that times out (the caller's timeout=) is reported as a time-out "
+    "and cancelled with notifications/cancelled naming its id",
+    feature="tools",
+)
+def timeout_cancels(run: ScenarioRun) -> Verdict:
+    sent, operation = _tool_calls(run, "hang"), _tool_op(run, "hang")
+    if not sent or operation is None:
+        return missing(run, "a tools/call of hang")
+    evidence = [sent[0], *op_evidence(operation)]
+    if operation.ok:
+        return fail("a call that was never answered was reported as a success", evidence)
+    cancels = [
+        c for c in _cancellations(run) if _same_id(_cancelled_id(c), sent[0]["message"]["id"])
+    ]
+    if not cancels:
+        return warn(
+            "the timed-out request was never cancelled with notifications/cancelled", evidence
+        )
+    return passed("the timed-out request was cancelled by its id", [*evidence, cancels[0]])
+
+
+@check(
+    "features.cancel-notifies",
+    requirements=["CANCEL", "HT-5"],
+    level="SHOULD",
+    revisions=HANDSHAKE,
+    spec="basic/utilities/cancellation",
+    description="Abandoning a call (cancelling the task that awaits it) sends "
+    "notifications/cancelled with that request's id",
+    feature="tools",
+)
+def cancel_notifies(run: ScenarioRun) -> Verdict:
+    sent = _tool_calls(run, "slow")
+    if not sent:
+        return missing(run, "a tools/call of slow")
+    cancels = [
+        c for c in _cancellations(run) if _same_id(_cancelled_id(c), sent[0]["message"]["id"])
+    ]
+    if not cancels:
+        return warn(
+            "the abandoned request was not cancelled with notifications/cancelled", [sent[0]]
+        )
+    return passed("the abandoned request was cancelled by its id", [sent[0], cancels[0]])
+
+
+@check(
+    "features.cancel-only-in-flight",
+    requirements=["CANCEL", "LC-8"],
+    level="MUST",
+    revisions=HANDSHAKE,
+    spec="basic/utilities/cancellation",
+    description="Every notifications/cancelled names a request the client sent and had no "
+    "response to yet (never initialize)",
+)
+def cancel_only_in_flight(run: ScenarioRun) -> Verdict:
+    cancels = _cancellations(run)
+    if not cancels:
+        return missing(run, "a notifications/cancelled from the client")
+    requests = run.requests()
+    for cancel in cancels:
+        request_id = _cancelled_id(cancel)
+        request = next(
+            (
+                r
+                for r in requests
+                if r["seq"] < cancel["seq"] and _same_id(r["message"]["id"], request_id)
+            ),
+            None,
+        )
+        if request is None:
+            return fail(f"the client cancelled {request_id!r}, a request it never sent", [cancel])
+        if request["message"].get("method") == "initialize":
+            return fail("the client cancelled its initialize request", [request, cancel])
+        response = response_to(run, request)
+        if response is not None and response["seq"] < cancel["seq"]:
+            return fail(
+                f"the client cancelled {request_id!r} after its response had arrived",
+                [request, response, cancel],
+            )
+    return passed(f"{len(cancels)} cancellations, each of a request in flight", cancels[:3])
+
+
+@check(
+    "features.cancel-races-survived",
+    requirements=["CANCEL"],
+    level="MUST",
+    revisions=HANDSHAKE,
+    spec="basic/utilities/cancellation#timing-considerations",
+    description="A response arriving after the client cancelled its request, and a "
+    "notifications/cancelled for an id the client never saw, are ignored: the next call works",
+    feature="tools",
+)
+def cancel_races(run: ScenarioRun) -> Verdict:
+    slow, add = _tool_calls(run, "slow"), _tool_calls(run, "add")
+    operation = _tool_op(run, "add")
+    if not slow or not add or operation is None:
+        return missing(run, "tools/call of slow, then of add")
+    evidence = [slow[0], add[0], *op_evidence(_tool_op(run, "slow"), operation)]
+    late = response_to(run, slow[0])
+    if late is not None:
+        evidence.insert(1, late)
+    if response_to(run, add[0]) is None:
+        return missing(run, "an answered tools/call of add")
+    if not operation.ok or (operation.value or {}).get("content") != [
+        {"type": "text", "text": "3"}
+    ]:
+        return fail(
+            f"after the races the next call failed: {operation.error or operation.value}", evidence
+        )
+    return passed("the late response and the unknown cancellation were ignored", evidence)
+
+
+async def call_with_progress(session: Session) -> None:
+    if not (await session.connect()).ok:
+        return
+    await session.call("list_tools")
+    async with anyio.create_task_group() as group:
+        for _ in range(2):
+            group.start_soon(partial(session.call, "call_tool", "work", {}, progress=True))
+
+
+def _token(entry: Mapping[str, Any]) -> Any:
+    params = entry["message"].get("params")
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    return meta.get("progressToken") if isinstance(meta, dict) else None
+
+
+@check(
+    "features.progress-tokens",
+    requirements=["PROG"],
+    level="MUST",
+    revisions=HANDSHAKE[1:],
+    spec="basic/utilities/progress",
+    description="A call asking for progress carries a string or integer progressToken, "
+    "unique among the requests in flight",
+    feature="progress",
+)
+def progress_tokens(run: ScenarioRun) -> Verdict:
+    sent = _tool_calls(run, "work")
+    if len(sent) < 2:
+        return missing(run, "two tools/call of work")
+    tokens = [_token(e) for e in sent]
+    for token, entry in zip(tokens, sent, strict=True):
+        if isinstance(token, bool) or not isinstance(token, (str, int)):
+            return fail(f"the progressToken {token!r} is not a string or an integer", [entry])
+    if len({(type(t).__name__, t) for t in tokens}) < len(tokens):
+        return fail(f"two requests in flight share a progressToken: {tokens!r}", sent)
+    return passed(f"progress tokens {tokens!r}: valid and distinct", sent)
+
+
+@check(
+    "features.progress-accepted",
+    requirements=["PROG"],
+    level="MUST",
+    revisions=HANDSHAKE[1:],
+    spec="basic/utilities/progress",
+    description="Fractional progress and total, with a message, are accepted: both calls "
+    "complete with their results",
+    feature="progress",
+)
+def progress_accepted(run: ScenarioRun) -> Verdict:
+    sent = _tool_calls(run, "work")
+    ops = [o for o in run.operations if o.op == "call_tool"]
+    notices = [
+        e
+        for e in run.entries
+        if e["kind"] == "message"
+        and e.get("direction") == "server"
+        and e["message"].get("method") == "notifications/progress"
+    ]
+    if len(sent) < 2 or len(ops) < 2 or not notices:
+        return missing(run, "two tools/call of work with progress notifications")
+    evidence = [*sent, notices[0], *op_evidence(*ops)]
+    for operation in ops:
+        if not operation.ok or (operation.value or {}).get("content") != [
+            {"type": "text", "text": "worked"}
+        ]:
+            return fail(f"a call with fractional progress failed: {operation.error}", evidence)
+    return passed("both calls completed after fractional progress with messages", evidence)
+
+
+async def connect_log_and_call(session: Session) -> None:
+    if not (await session.connect()).ok:
+        return
+    await session.call("list_tools")
+    await anyio.sleep(0.3)  # the log message on its own
+    await session.call("call_tool", "add", {"a": 1, "b": 2})
+
+
+@check(
+    "features.log-messages-accepted",
+    requirements=["LOG"],
+    level="MUST",
+    revisions=HANDSHAKE,
+    spec="server/utilities/logging",
+    description="notifications/message at any time (ahead of the initialize response, on its "
+    "own, ahead of a response) breaks nothing",
+    feature="tools",
+)
+def log_messages(run: ScenarioRun) -> Verdict:
+    notices = [
+        e
+        for e in run.entries
+        if e["kind"] == "message"
+        and e.get("direction") == "server"
+        and e["message"].get("method") == "notifications/message"
+    ]
+    connect, operation = run.operation("connect"), _tool_op(run, "add")
+    if not notices or connect is None or operation is None:
+        return missing(run, "log notifications and a tools/call of add")
+    evidence = [*notices, *op_evidence(connect, operation)]
+    if not connect.ok:
+        return fail(f"connecting failed after a log message: {connect.error}", evidence)
+    if not operation.ok or (operation.value or {}).get("content") != [
+        {"type": "text", "text": "3"}
+    ]:
+        return fail(f"the call after log messages failed: {operation.error}", evidence)
+    return passed(f"{len(notices)} log messages, and the session went on", evidence)
+
+
+@check(
+    "features.set-level-only-if-declared",
+    requirements=["LOG", "LC-7"],
+    level="MUST",
+    revisions=HANDSHAKE,
+    spec="server/utilities/logging#capabilities",
+    description="logging/setLevel is never sent to a server that did not declare logging",
+)
+def set_level_only_if_declared(run: ScenarioRun) -> Verdict:
+    init = next(
+        (m for m in run.client_messages() if m["message"].get("method") == "initialize"), None
+    )
+    response = response_to(run, init) if init else None
+    if init is None or response is None:
+        return missing(run, "an answered initialize request")
+    capabilities = (response["message"].get("result") or {}).get("capabilities") or {}
+    if "logging" in capabilities:
+        return missing(run, "a server without the logging capability (this one declares it)")
+    levels = run.requests("logging/setLevel")
+    if levels:
+        return fail(
+            "logging/setLevel was sent to a server that did not declare logging",
+            [response, *levels],
+        )
+    return passed("no logging/setLevel to a server without logging", [init, response])
+
+
+NOTES_URI = "file:///tmp/mcp-testbench/notes.md"
+MISSING_URI = "file:///tmp/mcp-testbench/missing.txt"
+
+
+async def resources_and_prompts(session: Session) -> None:
+    if not (await session.connect()).ok:
+        return
+    await session.call("list_resources")
+    await session.call("read_resource", NOTES_URI)
+    await session.call("read_resource", MISSING_URI)
+    await session.call("list_prompts")
+    await session.call("get_prompt", "greet", {"who": "Ada"})
+    await session.call("get_prompt", "nope")
+
+
+def _op(run: ScenarioRun, op: str, first_arg: Any) -> Any:
+    return next(
+        (
+            o
+            for o in run.operations
+            if o.op == op and (o.args.get("args") or [None])[0] == first_arg
+        ),
+        None,
+    )
+
+
+def _paged_verdict(run: ScenarioRun, method: str, op: str, key: str) -> Verdict | None:
+    """FAIL (or missing) unless both pages were fetched, cursor verbatim, and surfaced."""
+    pages = run.requests(method)
+    operation = run.operation(op)
+    if len(pages) < 1 or operation is None:
+        return missing(run, f"{method} and a {op} operation")
+    responses = [response_to(run, p) for p in pages]
+    cursors = [
+        (r["message"].get("result") or {}).get("nextCursor") for r in responses if r is not None
+    ]
+    sent = [(p["message"].get("params") or {}).get("cursor") for p in pages]
+    evidence = [*pages, *op_evidence(operation)]
+    if len(pages) < 2 or sent[1] != cursors[0]:
+        return fail(
+            f"{method} did not send the cursor {cursors[0]!r} back verbatim: {sent!r}", evidence
+        )
+    expected = [
+        item
+        for r in responses
+        if r is not None
+        for item in (r["message"].get("result") or {}).get(key, [])
+    ]
+    if not operation.ok or (operation.value or {}).get(key) != expected:
+        return fail(
+            f"{op} did not surface every page intact: {operation.error or operation.value}",
+            evidence,
+        )
+    return None
+
+
+def _not_found_verdict(operation: Any, codes: tuple[int, ...], what: str) -> Verdict:
+    if operation is None:
+        return fail(f"no {what} operation")
+    evidence = op_evidence(operation)
+    error = operation.error or {}
+    if operation.ok:
+        return fail(f"the not-found error of {what} was surfaced as a result", evidence)
+    if error.get("kind") != "protocol" or error.get("code") not in codes:
+        return fail(
+            f"the not-found error of {what} was surfaced as {error.get('kind')} error "
+            f"{error.get('code')}, not as protocol error {codes[0]}",
+            evidence,
+        )
+    return passed(f"the not-found error of {what} was surfaced with its code", evidence)
+
+
+@check(
+    "features.resources-listed-and-read",
+    requirements=["RES", "TL-1"],
+    level="MUST",
+    spec="server/resources",
+    description="resources/list follows nextCursor verbatim and surfaces every page; "
+    "resources/read surfaces the contents intact",
+    feature="resources",
+)
+def resources_listed_and_read(run: ScenarioRun) -> Verdict:
+    bad = _paged_verdict(run, "resources/list", "list_resources", "resources")
+    if bad is not None:
+        return bad
+    reads = [
+        r
+        for r in run.requests("resources/read")
+        if (r["message"].get("params") or {}).get("uri") == NOTES_URI
+    ]
+    operation = _op(run, "read_resource", NOTES_URI)
+    response = response_to(run, reads[0]) if reads else None
+    if response is None or operation is None:
+        return missing(run, f"an answered resources/read of {NOTES_URI}")
+    evidence = [reads[0], *op_evidence(operation)]
+    sent = (response["message"].get("result") or {}).get("contents")
+    if not operation.ok or (operation.value or {}).get("contents") != sent:
+        return fail(
+            f"the resource contents were not surfaced intact: {operation.error or operation.value}",
+            evidence,
+        )
+    return passed("both pages of resources listed, and the resource read intact", evidence)
+
+
+@check(
+    "features.resource-not-found",
+    requirements=["RES", "RPC-7"],
+    level="MUST",
+    spec="server/resources#error-handling",
+    description="A resource-not-found error (-32002; -32602 from 2026-07-28) to resources/read "
+    "is surfaced as a protocol error with its code",
+    feature="resources",
+)
+def resource_not_found(run: ScenarioRun) -> Verdict:
+    reads = [
+        r
+        for r in run.requests("resources/read")
+        if (r["message"].get("params") or {}).get("uri") == MISSING_URI
+    ]
+    if not reads or response_to(run, reads[0]) is None:
+        return missing(run, f"an answered resources/read of {MISSING_URI}")
+    codes = (-32602, -32002) if run.revision in STATELESS else (-32002,)
+    return _not_found_verdict(_op(run, "read_resource", MISSING_URI), codes, "resources/read")
+
+
+@check(
+    "features.prompts-listed-and-got",
+    requirements=["PROMPTS", "TL-1"],
+    level="MUST",
+    spec="server/prompts",
+    description="prompts/list follows nextCursor verbatim and surfaces every page; "
+    "prompts/get sends the arguments and surfaces the messages intact",
+    feature="prompts",
+)
+def prompts_listed_and_got(run: ScenarioRun) -> Verdict:
+    bad = _paged_verdict(run, "prompts/list", "list_prompts", "prompts")
+    if bad is not None:
+        return bad
+    gets = [
+        r
+        for r in run.requests("prompts/get")
+        if (r["message"].get("params") or {}).get("name") == "greet"
+    ]
+    operation = _op(run, "get_prompt", "greet")
+    response = response_to(run, gets[0]) if gets else None
+    if response is None or operation is None:
+        return missing(run, "an answered prompts/get of greet")
+    evidence = [gets[0], *op_evidence(operation)]
+    sent = (response["message"].get("result") or {}).get("messages")
+    if not operation.ok or (operation.value or {}).get("messages") != sent:
+        return fail(
+            f"the prompt was not surfaced intact: {operation.error or operation.value}", evidence
+        )
+    return passed("both pages of prompts listed, and the prompt got intact", evidence)
+
+
+@check(
+    "features.prompt-not-found",
+    requirements=["PROMPTS", "RPC-7"],
+    level="MUST",
+    spec="server/prompts#error-handling",
+    description="An unknown-prompt error (-32602) to prompts/get is surfaced as a protocol error with its code",
+    feature="prompts",
+)
+def prompt_not_found(run: ScenarioRun) -> Verdict:
+    gets = [
+        r
+        for r in run.requests("prompts/get")
+        if (r["message"].get("params") or {}).get("name") == "nope"
+    ]
+    if not gets or response_to(run, gets[0]) is None:
+        return missing(run, "an answered prompts/get of nope")
+    return _not_found_verdict(_op(run, "get_prompt", "nope"), (-32602,), "prompts/get")
+
+
+SCENARIOS: list[Scenario] = [
+    Scenario(
+        "features-server-requests",
+        "features/server-requests.json",
+        checks=(
+            "features.ping-answered",
+            "features.ping-before-initialized",
+            "features.roots-answer",
+            "features.sampling-answer",
+            "jsonrpc.answers-well-formed",
+            "lifecycle.declares-client-features",
+            "features.set-level-only-if-declared",
+        ),
+        drive=connect_and_call,
+        description="a ping ahead of the initialize response; a ping, roots/list and "
+        "sampling/createMessage ahead of a tools/call response",
+        handlers=ALL_HANDLERS,
+        requires=frozenset({"tools"}),
+    ),
+    Scenario(
+        "features-cancellation",
+        "features/cancellation.json",
+        checks=(
+            "features.timeout-cancels",
+            "features.cancel-notifies",
+            "features.cancel-only-in-flight",
+            "features.cancel-races-survived",
+            "lifecycle.initialize-not-cancelled",
+        ),
+        drive=cancel_and_race,
+        description="a call that times out, a call the caller abandons (its response comes "
+        "late), a cancellation of an unknown id, then a call that must work",
+        requires=frozenset({"tools"}),
+    ),
+    Scenario(
+        "features-progress",
+        "features/progress.json",
+        checks=(
+            "features.progress-tokens",
+            "features.progress-accepted",
+            "features.set-level-only-if-declared",
+        ),
+        drive=call_with_progress,
+        description="two concurrent calls with progress; fractional progress with messages",
+        requires=frozenset({"tools", "progress"}),
+    ),
+    Scenario(
+        "features-logging",
+        "features/logging.json",
+        checks=("features.log-messages-accepted",),
+        drive=connect_log_and_call,
+        description="log messages ahead of the initialize response, on their own, and ahead of a response",
+        requires=frozenset({"tools"}),
+    ),
+    Scenario(
+        "features-resources-prompts",
+        "features/resources-prompts.json",
+        checks=(
+            "features.resources-listed-and-read",
+            "features.resource-not-found",
+            "features.prompts-listed-and-got",
+            "features.prompt-not-found",
+        ),
+        drive=resources_and_prompts,
+        description="resources and prompts in two pages each; a read, a get, and both not found",
+        requires=frozenset({"resources", "prompts"}),
+    ),
+    Scenario(
+        "features-resources-prompts-2026",
+        "features/resources-prompts-2026.json",
+        checks=(
+            "features.resources-listed-and-read",
+            "features.resource-not-found",
+            "features.prompts-listed-and-got",
+            "features.prompt-not-found",
+        ),
+        drive=resources_and_prompts,
+        description="resources and prompts in two pages each; a read, a get, and both not found",
+        requires=frozenset({"resources", "prompts"}),
+    ),
+]

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from harness._catalogue import check
 from harness._run import Scenario, ScenarioRun, Session
 from harness._schemas import validate
-from harness._verdicts import Verdict, fail, passed, warn
+from harness._verdicts import Verdict, fail, passed, skip, warn
 from harness.suite._evidence import HANDSHAKE, missing, op_evidence, response_to
 
 __all__ = ["SCENARIOS"]
@@ -18,6 +19,12 @@ LIFECYCLE = "basic/lifecycle"
 async def connect_and_list(session: Session) -> None:
     if (await session.connect()).ok:
         await session.call("list_tools")
+
+
+async def connect_list_and_call(session: Session) -> None:
+    if (await session.connect()).ok:
+        await session.call("list_tools")
+        await session.call("call_tool", "ask", {})
 
 
 @check(
@@ -201,6 +208,108 @@ def _capabilities_verdict(run: ScenarioRun, violation: Callable[..., Verdict]) -
     )
 
 
+_FEATURES = (
+    ("roots", "roots/list"),
+    ("sampling", "sampling/createMessage"),
+    ("elicitation", "elicitation/create"),
+)
+_FEATURE_SINCE = {"roots": "2024-11-05", "sampling": "2024-11-05", "elicitation": "2025-06-18"}
+
+
+def _declared(run: ScenarioRun) -> tuple[dict[str, Any] | None, dict[str, Any]]:
+    """The initialize request entry and the client capabilities it declared."""
+    init = next(
+        (m for m in run.client_messages() if m["message"].get("method") == "initialize"), None
+    )
+    if init is None:
+        return None, {}
+    capabilities = (init["message"].get("params") or {}).get("capabilities")
+    return init, capabilities if isinstance(capabilities, dict) else {}
+
+
+@check(
+    "lifecycle.declares-client-features",
+    requirements=["LC-6", "ROOTS", "SAMPLING", "ELICIT"],
+    level="MUST",
+    revisions=HANDSHAKE,
+    spec="client/roots#capabilities",
+    description="A client that supports roots, sampling or elicitation (and has answers for "
+    "them) declares the capability in initialize",
+)
+def declares_client_features(run: ScenarioRun) -> Verdict:
+    init, capabilities = _declared(run)
+    if init is None:
+        return missing(run, "an initialize request")
+    handlers = run.scenario.handlers
+    expected = [
+        name
+        for name in ("roots", "sampling", "elicitation")
+        if getattr(handlers, name) is not None
+        and (not run.supports or name in run.supports)
+        and HANDSHAKE.index(run.revision) >= HANDSHAKE.index(_FEATURE_SINCE[name])
+    ]
+    if not expected:
+        return skip("the client supports none of roots, sampling and elicitation")
+    absent = [name for name in expected if not isinstance(capabilities.get(name), dict)]
+    if absent:
+        return fail(f"the client supports {', '.join(absent)} but did not declare it", [init])
+    return passed(f"{', '.join(expected)} declared in initialize", [init])
+
+
+@check(
+    "lifecycle.undeclared-feature-refused",
+    requirements=["LC-6", "ROOTS", "SAMPLING", "RPC-4"],
+    level="MUST",
+    revisions=HANDSHAKE,
+    spec="client/roots#error-handling",
+    description="A server request for a feature the client did not declare is answered with a "
+    "JSON-RPC error, never with a result and never with silence",
+)
+def undeclared_refused(run: ScenarioRun) -> Verdict:
+    init, capabilities = _declared(run)
+    if init is None:
+        return missing(run, "an initialize request")
+    server_requests = {
+        e["message"]["id"]: e
+        for e in run.entries
+        if e["kind"] == "message"
+        and e.get("direction") == "server"
+        and "id" in e["message"]
+        and e["message"].get("method") in dict((m, f) for f, m in _FEATURES)
+    }
+    by_method = {f: m for f, m in _FEATURES}
+    judged = [
+        entry
+        for entry in server_requests.values()
+        if next(f for f, m in by_method.items() if m == entry["message"]["method"])
+        not in capabilities
+    ]
+    if not judged:
+        if server_requests:
+            return skip("the client declared every feature the server asked for")
+        return missing(run, "a server request for roots or sampling")
+    evidence: list[dict[str, Any]] = [init]
+    for request in judged:
+        answer = next(
+            (
+                m
+                for m in run.client_messages()
+                if "method" not in m["message"]
+                and m["message"].get("id") == request["message"]["id"]
+            ),
+            None,
+        )
+        method = request["message"]["method"]
+        if answer is None:
+            return fail(f"{method} (not declared) was never answered", [init, request])
+        if "error" not in answer["message"] or "result" in answer["message"]:
+            return fail(
+                f"{method} (not declared) was answered with a result", [init, request, answer]
+            )
+        evidence += [request, answer]
+    return passed("every request for an undeclared feature was answered with an error", evidence)
+
+
 SCENARIOS = [
     Scenario(
         "lifecycle-handshake",
@@ -240,6 +349,15 @@ SCENARIOS = [
         drive=connect_and_list,
         description="the server declares no capabilities; the harness asks for the tools",
         revisions=HANDSHAKE,
+        requires=frozenset({"tools"}),
+    ),
+    Scenario(
+        "lifecycle-undeclared-features",
+        "lifecycle/undeclared-features.json",
+        checks=("lifecycle.undeclared-feature-refused", "jsonrpc.answers-well-formed"),
+        drive=connect_list_and_call,
+        description="no handlers for roots or sampling; the server asks for both anyway "
+        "ahead of a tools/call response",
         requires=frozenset({"tools"}),
     ),
 ]

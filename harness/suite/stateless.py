@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import base64
 import re
+from typing import Any
+
+import anyio
 
 from harness._catalogue import check
 from harness._run import Scenario, ScenarioRun, Session
@@ -139,6 +142,120 @@ def retry_after_32022(run: ScenarioRun) -> Verdict:
     )
 
 
+def _is_response(message: Any) -> bool:
+    return isinstance(message, dict) and "method" not in message and "id" in message
+
+
+@check(
+    "stateless.no-responses",
+    requirements=["ST-5", "HM-1"],
+    level="MUST",
+    revisions=STATELESS,
+    spec="basic/transports/stdio",
+    description="A 2026-07-28 client never writes a JSON-RPC response, not even to a server request",
+)
+def no_responses(run: ScenarioRun) -> Verdict:
+    messages = run.client_messages()
+    if not messages:
+        return missing(run, "any client message")
+    answers = [m for m in messages if _is_response(m["message"])]
+    answers += [p for p in http_requests(run, "POST") if any(map(_is_response, body_messages(p)))]
+    if answers:
+        return fail(
+            "the client sent a JSON-RPC response, which 2026-07-28 does not have", answers[:3]
+        )
+    asked = [
+        e
+        for e in run.entries
+        if e["kind"] == "message"
+        and e["direction"] == "server"
+        and "method" in e["message"]
+        and "id" in e["message"]
+    ]
+    return passed(
+        f"{len(messages)} client messages, none of them a response",
+        [*asked[:1], *messages[:2]],
+    )
+
+
+@check(
+    "stateless.http-post-only",
+    requirements=["HM-1", "HM-5"],
+    level="MUST",
+    revisions=STATELESS,
+    transports=["http"],
+    spec="basic/transports/streamable-http",
+    description="2026-07-28 HTTP: every request is a POST, with no Mcp-Session-Id and no Last-Event-ID",
+)
+def http_post_only(run: ScenarioRun) -> Verdict:
+    requests = http_requests(run)
+    if not requests:
+        return missing(run, "an HTTP request")
+    for request in requests:
+        if request.get("method") != "POST":
+            return fail(
+                f"the client sent a {request.get('method')} (2026-07-28 has no GET stream or DELETE)",
+                [request],
+            )
+        for name in ("mcp-session-id", "last-event-id"):
+            if header(request, name) is not None:
+                return fail(
+                    f"a POST carries {name} (2026-07-28 has no sessions or resumption)", [request]
+                )
+    return passed(
+        f"all {len(requests)} requests are POSTs without session or resumption headers",
+        requests[:2],
+    )
+
+
+@check(
+    "stateless.stdio-cancel-notification",
+    requirements=["ST-5", "CANCEL"],
+    level="MUST",
+    revisions=STATELESS,
+    transports=["stdio"],
+    spec="basic/transports/stdio",
+    description="2026 stdio: a request the caller abandons is cancelled with notifications/cancelled naming its id",
+)
+def stdio_cancel_notification(run: ScenarioRun) -> Verdict:
+    slow = [
+        e
+        for e in run.requests("tools/call")
+        if (e["message"].get("params") or {}).get("name") == "slow"
+    ]
+    if not slow:
+        return missing(run, "a tools/call that the caller abandons")
+    request = slow[0]
+    cancels = [
+        m
+        for m in run.client_messages()
+        if m["message"].get("method") == "notifications/cancelled" and m["seq"] > request["seq"]
+    ]
+    if not cancels:
+        return fail(
+            "the abandoned request was never cancelled with notifications/cancelled", [request]
+        )
+    named = (cancels[0]["message"].get("params") or {}).get("requestId")
+    wanted = request["message"]["id"]
+    if named != wanted or type(named) is not type(wanted):
+        return fail(
+            f"notifications/cancelled names {named!r}, not the request {wanted!r}",
+            [request, cancels[0]],
+        )
+    return passed("the abandoned request was cancelled by notification", [request, cancels[0]])
+
+
+async def answer_nothing_then_cancel(session: Session) -> None:
+    if not (await session.connect()).ok:
+        return
+    await session.call("list_tools")
+    await anyio.sleep(0.3)  # the server request comes right after tools/list
+    await session.call("call_tool", "echo", {"word": "first"})
+    with anyio.move_on_after(0.5):  # the caller gives up: the client must cancel
+        await session.call("call_tool", "slow", {})
+    await anyio.sleep(0.3)
+
+
 SCENARIOS = [
     Scenario(
         "stateless-version-retry",
@@ -148,7 +265,20 @@ SCENARIOS = [
         description="the first tools/list is refused with -32022",
         requires=frozenset({"tools"}),
     ),
+    Scenario(
+        "stateless-server-request-and-cancel",
+        "stateless/server-request-and-cancel.json",
+        checks=("stateless.no-responses", "stateless.stdio-cancel-notification"),
+        drive=answer_nothing_then_cancel,
+        description="a server request the client must not answer, then a call the caller abandons",
+        requires=frozenset({"tools"}),
+    ),
 ]
 
 #: Judged on every run of the tools scenario.
-ON_EVERY_TRANSPORT = ("stateless.meta-on-every-request", "stateless.standard-headers")
+ON_EVERY_TRANSPORT = (
+    "stateless.meta-on-every-request",
+    "stateless.standard-headers",
+    "stateless.no-responses",
+    "stateless.http-post-only",
+)

@@ -12,7 +12,7 @@ from typing import Any
 from harness._catalogue import check
 from harness._run import Operation, Scenario, ScenarioRun, Session
 from harness._schemas import validate
-from harness._verdicts import Verdict, fail, passed
+from harness._verdicts import Verdict, fail, passed, warn
 from harness.suite._evidence import missing, op_evidence, response_to
 
 __all__ = ["SCENARIOS"]
@@ -246,6 +246,165 @@ def request_ids_unique(run: ScenarioRun) -> Verdict:
     return passed(f"{len(requests)} requests, no id reused", requests[:3])
 
 
+UTF8_TEXT = "h\u00e9llo w\u00f6rld \u2014 \u65e5\u672c\u8a9e \U0001f680 \u00df\u2203x"
+ODD_NAME = "r\u00e9sum\u00e9 tool/v2:run"
+
+
+async def call_every_listed_tool(session: Session) -> None:
+    """List the tools, then call each, in order (echo with non-ASCII text)."""
+    if not (await session.connect()).ok:
+        return
+    listed = await session.call("list_tools")
+    tools = (listed.value or {}).get("tools", []) if listed.ok else []
+    for tool in tools if isinstance(tools, list) else []:
+        name = tool.get("name") if isinstance(tool, dict) else None
+        if isinstance(name, str):
+            arguments = {"text": UTF8_TEXT} if name == "echo" else {}
+            await session.call("call_tool", name, arguments)
+
+
+def _server_result(run: ScenarioRun, sent: dict[str, Any]) -> dict[str, Any] | None:
+    response = response_to(run, sent)
+    result = response["message"].get("result") if response else None
+    return result if isinstance(result, dict) else None
+
+
+@check(
+    "tools.content-types",
+    requirements=["TL-2"],
+    level="MUST",
+    spec=TOOLS + "#tool-result",
+    description="Every content type of the revision (text, image, audio, resource_link, "
+    "embedded text and blob resources) reaches the caller intact and in order",
+    feature="tools",
+)
+def content_types(run: ScenarioRun) -> Verdict:
+    operation, sent = _call(run, "media"), _sent_call(run, "media")
+    result = _server_result(run, sent[0]) if sent else None
+    if operation is None or result is None:
+        return missing(run, "an answered tools/call of media")
+    evidence = [sent[0], *op_evidence(operation)]
+    if not operation.ok or not isinstance(operation.value, dict):
+        return fail(f"the result was surfaced as an error: {operation.error}", evidence)
+    sent_content, surfaced = result.get("content"), operation.value.get("content")
+    if surfaced != sent_content:
+        return fail(f"the content was altered: {surfaced!r}", evidence)
+    kinds = ", ".join(str(c.get("type")) for c in sent_content or [] if isinstance(c, dict))
+    return passed(f"every content item ({kinds}) was surfaced intact", evidence)
+
+
+@check(
+    "jsonrpc.utf-8",
+    requirements=["RPC-5"],
+    level="MUST",
+    spec="basic/transports",
+    description="Non-ASCII text survives both ways: in tool arguments (as the server decodes "
+    "them as UTF-8) and in the result surfaced to the caller",
+    feature="tools",
+)
+def utf8(run: ScenarioRun) -> Verdict:
+    invalid = run.of_kind("invalid")
+    if invalid:
+        return fail(
+            f"the server could not decode a client message: {invalid[0].get('reason')}", invalid[:2]
+        )
+    operation, sent = _call(run, "echo"), _sent_call(run, "echo")
+    if operation is None or not sent:
+        return missing(run, "a tools/call of echo")
+    evidence = [sent[0], *op_evidence(operation)]
+    argument = ((sent[0]["message"].get("params") or {}).get("arguments") or {}).get("text")
+    if argument != UTF8_TEXT:
+        return fail(f"the argument arrived as {argument!r}, not {UTF8_TEXT!r}", evidence)
+    if response_to(run, sent[0]) is None:
+        return missing(run, "an answered tools/call of echo")
+    if not operation.ok or not isinstance(operation.value, dict):
+        return fail(f"the result was surfaced as an error: {operation.error}", evidence)
+    texts = [c.get("text") for c in operation.value.get("content") or [] if isinstance(c, dict)]
+    if texts != [UTF8_TEXT, UTF8_TEXT]:
+        return fail(f"the non-ASCII result was altered: {texts!r}", evidence)
+    return passed("non-ASCII text arrived intact at the server and back at the caller", evidence)
+
+
+@check(
+    "tools.reserved-meta-tolerated",
+    requirements=["RPC-8"],
+    level="MUST",
+    revisions=("2025-06-18", "2025-11-25", "2026-07-28"),
+    spec="basic/index#meta",
+    description="Unknown values at reserved _meta keys (io.modelcontextprotocol/..., "
+    "...mcp...) in a tool and its result break nothing: the tool is listed and its result surfaced",
+    feature="tools",
+)
+def reserved_meta(run: ScenarioRun) -> Verdict:
+    operation, sent = _call(run, "meta"), _sent_call(run, "meta")
+    if operation is None or not sent or response_to(run, sent[0]) is None:
+        return missing(run, "an answered tools/call of meta")
+    evidence = [sent[0], *op_evidence(operation)]
+    if not operation.ok or not isinstance(operation.value, dict):
+        return fail(f"a result with reserved _meta keys was refused: {operation.error}", evidence)
+    texts = [c.get("text") for c in operation.value.get("content") or [] if isinstance(c, dict)]
+    if texts != ["meta ok"]:
+        return fail(f"the result's content was altered: {texts!r}", evidence)
+    return passed("the tool with reserved _meta keys was listed, called and surfaced", evidence)
+
+
+@check(
+    "tools.unusual-names",
+    requirements=["TL-7"],
+    level="SHOULD",
+    revisions=("2025-11-25", "2026-07-28"),
+    spec=TOOLS + "#tool-names",
+    description="A tool name outside [A-Za-z0-9_.-] (spaces, a slash, non-ASCII) is listed "
+    "and called by exactly that name",
+    feature="tools",
+)
+def unusual_names(run: ScenarioRun) -> Verdict:
+    listed = run.operation("list_tools")
+    if listed is None or not listed.ok:
+        return missing(run, "a successful list_tools")
+    names = [t.get("name") for t in (listed.value or {}).get("tools", []) if isinstance(t, dict)]
+    if ODD_NAME not in names:
+        return warn(f"the tool {ODD_NAME!r} was not surfaced: {names!r}", op_evidence(listed))
+    operation, sent = _call(run, ODD_NAME), _sent_call(run, ODD_NAME)
+    if operation is None or not sent or response_to(run, sent[0]) is None:
+        return warn(
+            f"the tool {ODD_NAME!r} could not be called by its name", op_evidence(listed, operation)
+        )
+    evidence = [sent[0], *op_evidence(operation)]
+    if not operation.ok:
+        return warn(f"calling {ODD_NAME!r} failed: {operation.error}", evidence)
+    return passed(f"{ODD_NAME!r} was listed and called by its exact name", evidence)
+
+
+@check(
+    "tools.output-schema-validated",
+    requirements=["TL-3"],
+    level="SHOULD",
+    revisions=("2025-06-18", "2025-11-25", "2026-07-28"),
+    spec=TOOLS + "#output-schema",
+    description="structuredContent that violates the tool's outputSchema is flagged to the "
+    "caller; structuredContent that matches it is surfaced intact",
+    feature="tools",
+)
+def output_schema_validated(run: ScenarioRun) -> Verdict:
+    good, good_sent = _call(run, "typed-ok"), _sent_call(run, "typed-ok")
+    bad, bad_sent = _call(run, "typed-bad"), _sent_call(run, "typed-bad")
+    if good is None or bad is None or not good_sent or not bad_sent:
+        return missing(run, "tools/call of typed-ok and typed-bad")
+    if response_to(run, good_sent[0]) is None or response_to(run, bad_sent[0]) is None:
+        return missing(run, "answered tools/call of typed-ok and typed-bad")
+    evidence = [good_sent[0], bad_sent[0], *op_evidence(good, bad)]
+    if not good.ok or (good.value or {}).get("structuredContent") != {"x": 1, "y": 2}:
+        return warn(
+            "a structuredContent that matches its outputSchema was not surfaced intact", evidence
+        )
+    if bad.ok and (bad.value or {}).get("isError") is not True:
+        return warn(
+            "a structuredContent violating the outputSchema was surfaced as valid", evidence
+        )
+    return passed("the invalid structuredContent was flagged, the valid one surfaced", evidence)
+
+
 SCENARIOS = [
     Scenario(
         "tools-call",
@@ -269,6 +428,37 @@ SCENARIOS = [
         checks=("tools.pagination",),
         drive=list_all_pages,
         description="tools/list in three pages with opaque cursors",
+        requires=frozenset({"tools"}),
+    ),
+    Scenario(
+        "tools-content-2024",
+        "tools/content-2024.json",
+        checks=("tools.content-types", "jsonrpc.utf-8", "jsonrpc.messages-valid"),
+        drive=call_every_listed_tool,
+        description="text, image and embedded resources; non-ASCII text both ways",
+        requires=frozenset({"tools"}),
+    ),
+    Scenario(
+        "tools-content-2025-03",
+        "tools/content-2025-03.json",
+        checks=("tools.content-types", "jsonrpc.utf-8", "jsonrpc.messages-valid"),
+        drive=call_every_listed_tool,
+        description="text, image, audio and embedded resources; non-ASCII text both ways",
+        requires=frozenset({"tools"}),
+    ),
+    Scenario(
+        "tools-content",
+        "tools/content.json",
+        checks=(
+            "tools.content-types",
+            "jsonrpc.utf-8",
+            "jsonrpc.messages-valid",
+            "tools.reserved-meta-tolerated",
+            "tools.unusual-names",
+            "tools.output-schema-validated",
+        ),
+        drive=call_every_listed_tool,
+        description="every content type, non-ASCII text, reserved _meta keys, an unusual tool name, structuredContent valid and invalid",
         requires=frozenset({"tools"}),
     ),
 ]

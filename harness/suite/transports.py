@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import anyio
+
 from harness._catalogue import check
 from harness._run import Scenario, ScenarioRun, Session
 from harness._verdicts import Verdict, fail, passed, warn
@@ -71,6 +73,26 @@ def stdio_only_mcp(run: ScenarioRun) -> Verdict:
 
 
 @check(
+    "stdio.no-batches",
+    requirements=["RPC-6"],
+    level="MUST",
+    revisions=("2025-06-18", "2025-11-25", "2026-07-28"),
+    transports=["stdio"],
+    spec="changelog",
+    description="From 2025-06-18 on, no line the client writes is a JSON-RPC batch (an array)",
+)
+def stdio_no_batches(run: ScenarioRun) -> Verdict:
+    batches = [e for e in run.of_kind("invalid") if str(e.get("raw", "")).lstrip().startswith("[")]
+    batches += [e for e in run.of_kind("note") if " is a batch of " in str(e.get("text", ""))]
+    if batches:
+        return fail(f"the client wrote a batch, which {run.revision} does not have", batches[:3])
+    messages = run.client_messages()
+    if not messages:
+        return missing(run, "any message on stdin")
+    return passed(f"{len(messages)} lines, each a single message", messages[:2])
+
+
+@check(
     "stdio.shutdown-closes-stdin",
     requirements=["ST-4"],
     level="SHOULD",
@@ -89,6 +111,131 @@ def stdio_shutdown(run: ScenarioRun) -> Verdict:
     if ends[0]["kind"] == "signal":
         return warn(f"the client sent {ends[0].get('signal')} without closing stdin first", ends)
     return passed("the client closed stdin first", ends[:1])
+
+
+def _echo(run: ScenarioRun, word: str) -> tuple[Any, list[dict[str, Any]]]:
+    """The call_tool operation that echoes `word`, and the tools/call it sent (if any)."""
+    call = next(
+        (
+            o
+            for o in run.operations
+            if o.op == "call_tool" and (o.args.get("args") or [None, {}])[1] == {"word": word}
+        ),
+        None,
+    )
+    sent = [
+        e
+        for e in run.requests("tools/call")
+        if (e["message"].get("params") or {}).get("arguments") == {"word": word}
+    ]
+    return call, sent
+
+
+def _faults(run: ScenarioRun, *kinds: str) -> list[dict[str, Any]] | None:
+    """The fault entries of these kinds, one each; None if one never happened."""
+    found = []
+    for kind in kinds:
+        entry = next(
+            (e for e in run.of_kind("fault") if e.get("fault", {}).get("kind") == kind), None
+        )
+        if entry is None:
+            return None
+        found.append(entry)
+    return found
+
+
+def _echo_ok(call: Any, word: str) -> bool:
+    value = call.value if call is not None and call.ok else None
+    return isinstance(value, dict) and value.get("content") == [{"type": "text", "text": word}]
+
+
+@check(
+    "stdio.stderr-not-an-error",
+    requirements=["ST-3"],
+    level="SHOULD",
+    revisions=("2025-11-25", "2026-07-28"),
+    transports=["stdio"],
+    spec=TRANSPORTS + "#stdio",
+    description="A flood of stderr output from the server is not taken for an error: the next call works",
+)
+def stdio_stderr_not_an_error(run: ScenarioRun) -> Verdict:
+    call, sent = _echo(run, "first")
+    flood = _faults(run, "stderr")
+    if call is None or flood is None:
+        return missing(run, "a tools/call after a stderr flood")
+    evidence = [*flood, *sent, *op_evidence(call)]
+    if not _echo_ok(call, "first"):
+        return warn(
+            f"after the server wrote to stderr the call surfaced {call.error or call.value}",
+            evidence,
+        )
+    return passed("the call after 2000 stderr lines succeeded", evidence)
+
+
+@check(
+    "stdio.bad-lines-skipped",
+    requirements=["ST-1"],
+    level="SHOULD",
+    transports=["stdio"],
+    spec=TRANSPORTS + "#stdio",
+    description="A line from the server that is not JSON, and a 200 kB line, cost only themselves: the next call works",
+)
+def stdio_bad_lines_skipped(run: ScenarioRun) -> Verdict:
+    call, sent = _echo(run, "second")
+    bad = _faults(run, "garbage", "oversized_line")
+    if call is None or bad is None:
+        return missing(run, "a tools/call after a garbage line and a long line")
+    evidence = [*bad, *sent, *op_evidence(call)]
+    if not _echo_ok(call, "second"):
+        return warn(
+            f"after a garbage line and a long line the call surfaced {call.error or call.value}",
+            evidence,
+        )
+    return passed("the call after the garbage and the long line succeeded", evidence)
+
+
+@check(
+    "stdio.crash-surfaced",
+    requirements=["LC-9"],
+    level="SHOULD",
+    transports=["stdio"],
+    spec=TRANSPORTS + "#stdio",
+    description="A call whose server process exits mid-call fails promptly with an error, not a hang or a time-out",
+)
+def stdio_crash_surfaced(run: ScenarioRun) -> Verdict:
+    call = next(
+        (
+            o
+            for o in run.operations
+            if o.op == "call_tool" and (o.args.get("args") or [""])[0] == "crash"
+        ),
+        None,
+    )
+    crash = next(
+        (e for e in run.of_kind("fault") if e.get("fault", {}).get("kind") == "crash"), None
+    )
+    if call is None or crash is None:
+        return missing(run, "a tools/call on which the server crashed")
+    evidence = [crash, *op_evidence(call)]
+    if call.ok:
+        return fail(f"the client surfaced a result from a crashed server: {call.value}", evidence)
+    if (call.error or {}).get("kind") == "timeout":
+        return warn(
+            f"the client only noticed the crash when a time-out expired ({call.seconds:.1f} s)",
+            evidence,
+        )
+    return passed(f"the crash was surfaced as an error after {call.seconds:.2f} s", evidence)
+
+
+async def noise_then_crash(session: Session) -> None:
+    if not (await session.connect()).ok:
+        return
+    await session.call("list_tools")
+    await anyio.sleep(0.3)  # the stderr flood comes right after tools/list
+    await session.call("call_tool", "echo", {"word": "first"})
+    await anyio.sleep(0.6)  # the bad lines come 200 ms after the first call
+    await session.call("call_tool", "echo", {"word": "second"})
+    await session.call("call_tool", "crash", {})
 
 
 # -- Streamable HTTP ----------------------------------------------------------------------------
@@ -292,7 +439,201 @@ def json_and_sse(run: ScenarioRun) -> Verdict:
     return passed("both the JSON and the SSE answer were surfaced", evidence)
 
 
+@check(
+    "http.get-stream-accept",
+    requirements=["HT-6"],
+    level="MUST",
+    transports=["http"],
+    revisions=STREAMABLE,
+    spec=TRANSPORTS + "#listening-for-messages-from-the-server",
+    description="A GET for the server's event stream lists text/event-stream in Accept",
+)
+def get_stream_accept(run: ScenarioRun) -> Verdict:
+    gets = http_requests(run, "GET")
+    posts = _posts(run)
+    if not gets and not posts:
+        return missing(run, "an HTTP request")
+    for get in gets:
+        if "text/event-stream" not in (header(get, "accept") or "").lower():
+            return fail(f"a GET has Accept {header(get, 'accept')!r}", [get])
+    if not gets:
+        return passed("the client opened no GET stream (it MAY not)", posts[:1])
+    return passed(f"all {len(gets)} GETs accept text/event-stream", gets[:2])
+
+
+def _status_to(run: ScenarioRun, request: dict[str, Any]) -> dict[str, Any] | None:
+    return next(
+        (
+            r
+            for r in run.of_kind("http_response")
+            if r.get("request") == request.get("request") and r["seq"] > request["seq"]
+        ),
+        None,
+    )
+
+
+@check(
+    "http.get-405-tolerated",
+    requirements=["HT-6"],
+    level="MUST",
+    transports=["http"],
+    revisions=STREAMABLE,
+    spec=TRANSPORTS + "#listening-for-messages-from-the-server",
+    description="A server may answer the GET stream with 405: the session goes on (tools/list works)",
+)
+def get_405_tolerated(run: ScenarioRun) -> Verdict:
+    listing = run.operation("list_tools")
+    if listing is None:
+        return missing(run, "a tools/list after connecting")
+    refused = [
+        (get, answer)
+        for get in http_requests(run, "GET")
+        if (answer := _status_to(run, get)) is not None and answer.get("status") == 405
+    ]
+    evidence = [*(e for pair in refused[:1] for e in pair), *op_evidence(listing)]
+    tools = (listing.value or {}).get("tools") if listing.ok else None
+    if not isinstance(tools, list) or [t.get("name") for t in tools] != ["add"]:
+        return fail(
+            f"after the GET stream was refused, tools/list surfaced {listing.error or listing.value}",
+            evidence,
+        )
+    if not refused:
+        return passed("the client opened no GET stream; the session works", evidence)
+    return passed("the GET got 405 and the session went on", evidence)
+
+
+@check(
+    "http.accepts-202",
+    requirements=["HT-4"],
+    level="MUST",
+    transports=["http"],
+    revisions=STREAMABLE,
+    spec=TRANSPORTS + "#sending-messages-to-the-server",
+    description="202 Accepted with an empty body, the answer to a notification, is taken as success",
+)
+def accepts_202(run: ScenarioRun) -> Verdict:
+    connect = run.operation("connect")
+    accepted = [r for r in run.of_kind("http_response") if r.get("status") == 202]
+    if connect is None or not accepted:
+        return missing(run, "a notification answered with 202")
+    evidence = [accepted[0], *op_evidence(connect)]
+    if not connect.ok:
+        return fail(f"connecting failed after the 202: {connect.error}", evidence)
+    return passed("the notifications/initialized POST got 202 and connecting succeeded", evidence)
+
+
+async def connect_wait_list(session: Session) -> None:
+    if not (await session.connect()).ok:
+        return
+    await anyio.sleep(0.3)  # time for a GET stream to be tried
+    await session.call("list_tools")
+
+
+def _broken_stream(run: ScenarioRun) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
+    """The first response stream the server closed early, and its events before the close."""
+    end = next((e for e in run.of_kind("http_end") if e.get("how") == "closed"), None)
+    if end is None:
+        return None
+    events = [
+        e
+        for e in run.of_kind("sse_event")
+        if e.get("stream") == end.get("stream") and e["seq"] < end["seq"]
+    ]
+    return end, events
+
+
+def _resumption(run: ScenarioRun, end: dict[str, Any]) -> dict[str, Any] | None:
+    return next((g for g in http_requests(run, "GET") if g["seq"] > end["seq"]), None)
+
+
+@check(
+    "http.resume-with-last-event-id",
+    requirements=["HT-7"],
+    level="SHOULD",
+    transports=["http"],
+    revisions=STREAMABLE,
+    spec=TRANSPORTS + "#resumability-and-redelivery",
+    description="A response stream closed before the response is resumed with GET and Last-Event-ID",
+)
+def resume_with_last_event_id(run: ScenarioRun) -> Verdict:
+    call = run.operation("call_tool")
+    broken = _broken_stream(run)
+    if call is None or broken is None:
+        return missing(run, "a tools/call whose event stream the server closed early")
+    end, events = broken
+    ids = [e["event"]["id"] for e in events if e.get("event", {}).get("id")]
+    get = _resumption(run, end)
+    evidence = [*events[-1:], end, *([get] if get else []), *op_evidence(call)]
+    if get is None:
+        return warn("the client did not reconnect after the stream closed", evidence)
+    if not ids or header(get, "last-event-id") != ids[-1]:
+        return warn(
+            f"the GET carries Last-Event-ID {header(get, 'last-event-id')!r}, "
+            f"not the last event id {ids[-1] if ids else None!r}",
+            evidence,
+        )
+    if not call.ok or (call.value or {}).get("content") != [{"type": "text", "text": "3"}]:
+        return warn(f"the resumed call surfaced {call.error or call.value}", evidence)
+    return passed("the stream was resumed with Last-Event-ID and the answer surfaced", evidence)
+
+
+@check(
+    "http.retry-honoured",
+    requirements=["HT-7"],
+    level="MUST",
+    transports=["http"],
+    revisions=("2025-11-25",),
+    spec=TRANSPORTS + "#resumability-and-redelivery",
+    description="Before reconnecting, the client waits the milliseconds of the stream's retry field",
+)
+def retry_honoured(run: ScenarioRun) -> Verdict:
+    broken = _broken_stream(run)
+    if broken is None:
+        return missing(run, "an event stream the server closed early")
+    end, events = broken
+    retries = [
+        e["event"]["retry"] for e in events if isinstance(e.get("event", {}).get("retry"), int)
+    ]
+    get = _resumption(run, end)
+    if not retries or get is None:
+        return missing(run, "a reconnection after a stream that set retry")
+    waited = float(get["t"]) - float(end["t"])
+    evidence = [*events[:1], end, get]
+    if waited + 0.005 < retries[-1] / 1000:
+        return fail(
+            f"the client reconnected after {waited * 1000:.0f} ms; retry asked for {retries[-1]} ms",
+            evidence,
+        )
+    return passed(
+        f"the client reconnected after {waited * 1000:.0f} ms (retry {retries[-1]} ms)", evidence
+    )
+
+
 SCENARIOS = [
+    Scenario(
+        "stdio-noise-and-crash",
+        "stdio/noise-and-crash.json",
+        checks=("stdio.stderr-not-an-error", "stdio.bad-lines-skipped", "stdio.crash-surfaced"),
+        drive=noise_then_crash,
+        description="stderr flood, a garbage line and a long line from the server, then a crash",
+        requires=frozenset({"tools"}),
+    ),
+    Scenario(
+        "http-get-405",
+        "http/get-405.json",
+        checks=("http.get-405-tolerated", "http.accepts-202"),
+        drive=connect_wait_list,
+        description="the server refuses the GET stream with 405",
+        requires=frozenset({"tools"}),
+    ),
+    Scenario(
+        "http-resume-retry",
+        "http/resume-retry.json",
+        checks=("http.resume-with-last-event-id", "http.retry-honoured"),
+        drive=list_then_call,
+        description="a tools/call stream closed after a priming event with retry 400 ms",
+        requires=frozenset({"tools"}),
+    ),
     Scenario(
         "http-session-expiry",
         "http/session-expiry.json",
@@ -315,8 +656,10 @@ SCENARIOS = [
 ON_EVERY_TRANSPORT = (
     "stdio.framing",
     "stdio.only-mcp-messages",
+    "stdio.no-batches",
     "stdio.shutdown-closes-stdin",
     "http.accept-header",
+    "http.get-stream-accept",
     "http.one-message-per-post",
     "http.session-id-echoed",
     "http.protocol-version-header",

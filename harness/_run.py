@@ -155,6 +155,9 @@ class Scenario:
     handlers: Handlers = field(default_factory=Handlers)
     requires: frozenset[str] = frozenset()
     """Features the client must declare for the scenario to run at all."""
+    pin_version: bool = True
+    """Ask the client for the run's revision (ConnectOptions.protocol_version); False: the
+    client picks the version it offers itself (LC-2)."""
 
     def load(self) -> Script:
         return load_script(fixtures_root() / self.script)
@@ -322,7 +325,7 @@ async def _drive(
         return  # every check of this run is a SKIP (harness/_judging.py)
     events: list[ClientEvent] = []
     options = ConnectOptions(
-        protocol_version=run.revision,
+        protocol_version=run.revision if scenario.pin_version else None,
         handlers=scenario.handlers,
         timeout=op_timeout,
         on_event=events.append,

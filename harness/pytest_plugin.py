@@ -215,11 +215,18 @@ class McpSuite(pytest.Collector):
 
     def collect(self) -> Iterator[pytest.Item | pytest.Collector]:
         from harness.suite import SCENARIOS
+        from mock_servers._script import ScriptError
 
         revisions = set(_split(self.config.getoption("mcp_revision")))
         transports = set(_split(self.config.getoption("mcp_transport")))
         for scenario in SCENARIOS:
-            for revision, transport in scenario.matrix():
+            try:
+                matrix = list(scenario.matrix())
+            except ScriptError as exc:
+                # One broken script costs its own scenario, not the whole suite.
+                yield McpBrokenScenario.from_parent(self, name=scenario.id, error=str(exc))
+                continue
+            for revision, transport in matrix:
                 if (revisions and revision not in revisions) or (
                     transports and transport not in transports
                 ):
@@ -231,6 +238,25 @@ class McpSuite(pytest.Collector):
                     revision=revision,
                     transport=transport,
                 )
+
+
+class McpBrokenScenario(pytest.Item):
+    """A scenario whose script cannot be loaded: a failure naming the script's problem."""
+
+    def __init__(self, *, error: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.error = error
+
+    def runtest(self) -> None:
+        raise McpCheckFailed(
+            f"the scenario's script is broken (a bug in mcp-testbench): {self.error}"
+        )
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        return str(excinfo.value)
+
+    def reportinfo(self) -> tuple[str, int | None, str]:
+        return ("mcp-testbench", None, self.nodeid)
 
 
 class McpRun(pytest.Collector):

@@ -259,3 +259,18 @@ def test_baseline_malformed_is_a_usage_error(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest(REFERENCE, f"--mcp-baseline={path}", "-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert "format_version" in result.stderr.str()
+
+
+def test_a_broken_script_fails_its_scenario_not_the_suite(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import harness.suite
+    from harness._run import Scenario
+
+    broken = Scenario("broken", "no/such/script.json", checks=("tools.pagination",))
+    monkeypatch.setattr(harness.suite, "SCENARIOS", (*harness.suite.SCENARIOS, broken))
+    result = pytester.runpytest(REFERENCE, *NARROW, "-k", "pagination or broken")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(
+        ["*the scenario's script is broken*no/such/script.json*no such file*"]
+    )

@@ -135,6 +135,7 @@ class ReferenceClient:
     #: The transport classes (tests substitute broken ones: tests/test_mutations*.py).
     _stdio_transport: type[StdioTransport] = StdioTransport
     _http_transport: type[HttpTransport] = HttpTransport
+    _sse_legacy_transport: type[SseLegacyTransport] = SseLegacyTransport
 
     def __init__(
         self, *, http_client_factory: Callable[[], httpx.AsyncClient] | None = None
@@ -218,7 +219,7 @@ class ReferenceClient:
 
     async def _open_sse_legacy(self, target: HttpTarget | SseLegacyTarget) -> None:
         assert self._http is not None
-        transport = SseLegacyTransport(self._http, target.url, target.headers, self._sink)
+        transport = self._sse_legacy_transport(self._http, target.url, target.headers, self._sink)
         self._transport = transport
         with anyio.move_on_after(self._options.timeout):
             await transport.start(self._tasks)
@@ -675,9 +676,40 @@ class ReferenceClient:
         if arguments is not None:
             params["arguments"] = dict(arguments)
         # TL-4: a tool error is a result (isError kept); a JSON-RPC error raises ServerError.
-        result = await self._request("tools/call", params, limit=timeout, progress=progress)
+        if self._task_required(name):
+            result = await self._call_as_task(params, limit=timeout, progress=progress)
+        else:
+            result = await self._request("tools/call", params, limit=timeout, progress=progress)
         self._check_structured(name, result)
         return result
+
+    def _task_required(self, name: str) -> bool:
+        """TL-9 (2025-11-25): a task only when the tool requires it and the server allows it."""
+        if self._modern or self._revision != "2025-11-25":
+            return False
+        execution = self._tools.get(name, {}).get("execution")
+        tasks = (self._server_capabilities or {}).get("tasks")
+        requests = tasks.get("requests") if isinstance(tasks, dict) else None
+        tools = requests.get("tools") if isinstance(requests, dict) else None
+        return (
+            isinstance(execution, dict)
+            and execution.get("taskSupport") == "required"
+            and isinstance(tools, dict)
+            and isinstance(tools.get("call"), dict)
+        )
+
+    async def _call_as_task(
+        self, params: dict[str, Any], *, limit: float | None, progress: bool
+    ) -> dict[str, Any]:
+        created = await self._request(
+            "tools/call", {**params, "task": {}}, limit=limit, progress=progress
+        )
+        task = created.get("task")
+        task_id = task.get("taskId") if isinstance(task, dict) else None
+        if not isinstance(task_id, str):
+            raise ClientError("protocol", "the task-augmented tools/call returned no task")
+        # tasks/result waits for the task to end and returns the tool's result.
+        return await self._request("tasks/result", {"taskId": task_id}, limit=limit)
 
     def _check_structured(self, name: str, result: dict[str, Any]) -> None:
         """TL-3: structuredContent must match the tool's outputSchema, when known."""

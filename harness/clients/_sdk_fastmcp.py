@@ -68,7 +68,7 @@ class FastMcpClient:
     """
 
     def __init__(self, *, mode: Mode = "auto") -> None:
-        require("fastmcp", "fastmcp")
+        require("fastmcp", "fastmcp", "fastmcp.client", "fastmcp.client.transports")
         if mode not in ("auto", "legacy", "2026-07-28"):
             raise ValueError(f"mode must be 'auto', 'legacy' or '2026-07-28', not {mode!r}")
         self._mode: Mode = mode

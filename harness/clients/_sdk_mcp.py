@@ -17,7 +17,7 @@ task that owns it from start to end; the operations themselves run in the caller
 as an application's would, so that cancelling the caller cancels the request the SDK's
 way (it sends notifications/cancelled).
 
-The SDK is imported lazily: importing `harness` never needs it.
+The SDK is imported when a client is made (`require`), never by importing `harness`.
 """
 
 from __future__ import annotations
@@ -56,6 +56,7 @@ if TYPE_CHECKING:
 __all__ = [
     "McpSdkClient",
     "SdkHolder",
+    "distribution_version",
     "emit",
     "legacy_client",
     "modern_client",
@@ -71,21 +72,34 @@ T = TypeVar("T")
 
 _NAME = "mcp (python sdk)"
 _MAX_PAGES = 1000  # a server that never stops paging costs an error, not a hang
-_STOP_BOUND = 8.0  # the SDK's stdio shutdown alone may take 6.5 s (stdin, TERM, KILL)
-_CANCEL_BOUND = 3.0
+# Leaving the SDK's context: its stdio shutdown alone may take 6 s (close stdin, wait 2 s,
+# SIGTERM the tree, SIGKILL after 2 s, reap). Both bounds together stay under the 10 s the
+# harness gives close() by default.
+_STOP_BOUND = 7.0
+_CANCEL_BOUND = 2.0
 # What the SDK's dispatcher raises itself (mcp/shared/jsonrpc_dispatcher.py), as opposed
 # to errors a server sent: a request that timed out, and a connection that is gone.
 _REQUEST_TIMEOUT = -32001
 _CONNECTION_CLOSED = -32000
 _TIMED_OUT = re.compile(r"Request .* timed out")
+# The dispatcher's "Connection closed", and the stand-ins the Streamable HTTP transport
+# makes when a response stream fails or ends before the response (streamable_http.py).
+_CLOSED = re.compile(r"Connection closed|SSE stream (failed|ended).*")
 
 
-def require(distribution: str, extra: str) -> None:
-    """ImportError naming the extra to install when `distribution` is missing."""
+def require(distribution: str, extra: str, *modules: str) -> None:
+    """Import `distribution` and `modules` now, or an ImportError naming the extra.
+
+    Called when a client is made, not in connect(): the harness bounds connect() in time,
+    and importing an SDK (seconds on a busy machine; fastmcp loads some 800 modules on its
+    first connection) is an application's start-up cost, not the client's behaviour.
+    """
     if importlib.util.find_spec(distribution) is None:
         raise ImportError(
             f"this adapter needs the {distribution!r} package: pip install 'mcp-testbench[{extra}]'"
         )
+    for module in (distribution, *modules):
+        importlib.import_module(module)
 
 
 def distribution_version(distribution: str) -> str:
@@ -161,7 +175,7 @@ def to_client_error(exc: BaseException) -> ClientError:
     if isinstance(leaf, MCPError):
         if leaf.code == _REQUEST_TIMEOUT and _TIMED_OUT.fullmatch(leaf.message):
             return ClientError("timeout", leaf.message)
-        if leaf.code == _CONNECTION_CLOSED and leaf.message == "Connection closed":
+        if leaf.code == _CONNECTION_CLOSED and _CLOSED.fullmatch(leaf.message):
             return ClientError("transport", leaf.message)
         return ClientError("protocol", leaf.message, leaf.code)
     message = f"{type(leaf).__name__}: {leaf}"
@@ -289,7 +303,7 @@ class McpSdkClient:
     """
 
     def __init__(self, *, mode: Mode = "auto") -> None:
-        require("mcp", "mcp")
+        require("mcp", "mcp", "mcp.client.sse", "mcp.client.stdio", "mcp.client.streamable_http")
         if mode not in ("auto", "legacy", "2026-07-28"):
             raise ValueError(f"mode must be 'auto', 'legacy' or '2026-07-28', not {mode!r}")
         self._mode: Mode = mode

@@ -161,7 +161,12 @@ REQUIREMENTS: dict[str, Requirement] = {
         ),
         Requirement("RES", "resources: paging, subscribe only if declared, not-found errors", ALL),
         Requirement("PROMPTS", "prompts: paging and errors", ALL),
-        Requirement("ROOTS", "roots declared, file:// URIs, list_changed when declared", ALL),
+        Requirement(
+            "ROOTS",
+            "roots declared, file:// URIs, list_changed when declared (that part only when "
+            "the roots change, which the client contract cannot ask for: not judged)",
+            ALL,
+        ),
         Requirement("SAMPLING", "sampling declared; tools capability; maxTokens respected", ALL),
         Requirement(
             "ELICIT", "elicitation declared; modes; unknown completions ignored", FROM_2025_06
@@ -169,9 +174,23 @@ REQUIREMENTS: dict[str, Requirement] = {
         Requirement(
             "MRTR", "input_required answered with requestState echoed and a new id", STATELESS
         ),
-        Requirement("ICONS", "icons: PNG and JPEG, no unsafe URI schemes", FROM_2025_11),
         Requirement(
-            "LISTEN", "subscriptions/listen correlated by subscriptionId; re-listen", STATELESS
+            "ICONS",
+            "icons: PNG and JPEG, no unsafe URI schemes",
+            FROM_2025_11,
+            unobservable="the rules bind clients that render icons, which is "
+            + _UI
+            + ": refusing a javascript: or file: icon, or decoding a PNG, sends nothing a "
+            "server sees, and an https icon is fetched (or not) from wherever it points, "
+            "not from the MCP endpoint",
+        ),
+        Requirement(
+            "LISTEN",
+            "subscriptions/listen correlated by subscriptionId; re-listen",
+            STATELESS,
+            unobservable="the client contract (driver protocol v1) has no operation that opens "
+            "subscriptions/listen or that reports which subscription a notification was matched "
+            "to, so a mock can neither make a client listen nor see its demultiplexing",
         ),
     )
 }

@@ -13,7 +13,7 @@ import anyio
 from harness._catalogue import check
 from harness._run import Scenario, ScenarioRun, Session
 from harness._schemas import validate_definition
-from harness._verdicts import Verdict, fail, passed, warn
+from harness._verdicts import Verdict, fail, passed, skip, warn
 from harness.clients._contract import Handlers
 from harness.suite._evidence import HANDSHAKE, STATELESS, missing, op_evidence, response_to
 
@@ -311,6 +311,7 @@ def cancel_notifies(run: ScenarioRun) -> Verdict:
     spec="basic/utilities/cancellation",
     description="Every notifications/cancelled names a request the client sent and had no "
     "response to yet (never initialize)",
+    feature="cancel",
 )
 def cancel_only_in_flight(run: ScenarioRun) -> Verdict:
     cancels = _cancellations(run)
@@ -389,7 +390,7 @@ def _token(entry: Mapping[str, Any]) -> Any:
     "features.progress-tokens",
     requirements=["PROG"],
     level="MUST",
-    revisions=HANDSHAKE[1:],
+    revisions=HANDSHAKE,
     spec="basic/utilities/progress",
     description="A call asking for progress carries a string or integer progressToken, "
     "unique among the requests in flight",
@@ -412,9 +413,9 @@ def progress_tokens(run: ScenarioRun) -> Verdict:
     "features.progress-accepted",
     requirements=["PROG"],
     level="MUST",
-    revisions=HANDSHAKE[1:],
+    revisions=HANDSHAKE,
     spec="basic/utilities/progress",
-    description="Fractional progress and total, with a message, are accepted: both calls "
+    description="Fractional progress and total (with a message from 2025-03-26) are accepted: both calls "
     "complete with their results",
     feature="progress",
 )
@@ -680,6 +681,132 @@ def prompt_not_found(run: ScenarioRun) -> Verdict:
     return _not_found_verdict(_op(run, "get_prompt", "nope"), (-32602,), "prompts/get")
 
 
+@check(
+    "features.elicitation-answer",
+    requirements=["ELICIT", "RPC-4"],
+    level="MUST",
+    revisions=HANDSHAKE[2:],
+    spec="client/elicitation",
+    description="elicitation/create (without a mode: form mode) is answered with a "
+    "well-formed ElicitResult",
+    feature="elicitation",
+)
+def elicitation_answer(run: ScenarioRun) -> Verdict:
+    bad, request, answer = _answered_with(run, "srv-elicit", "ElicitResult")
+    if bad is not None:
+        return bad
+    return passed("the form-mode elicitation got an ElicitResult", [request, answer])
+
+
+@check(
+    "features.elicitation-undeclared-mode",
+    requirements=["ELICIT"],
+    level="MUST",
+    revisions=("2025-11-25",),
+    spec="client/elicitation#error-handling",
+    description="A URL-mode elicitation to a client that declared only form mode is "
+    "answered with error -32602",
+    feature="elicitation",
+)
+def elicitation_undeclared_mode(run: ScenarioRun) -> Verdict:
+    init = next(
+        (m for m in run.client_messages() if m["message"].get("method") == "initialize"), None
+    )
+    request, answer = server_request(run, "srv-elicit-url"), answer_to(run, "srv-elicit-url")
+    if init is None or request is None:
+        return missing(run, "an initialize request and a URL-mode elicitation")
+    declared = ((init["message"].get("params") or {}).get("capabilities") or {}).get("elicitation")
+    if isinstance(declared, dict) and "url" in declared:
+        return skip("the client declared URL-mode elicitation")
+    if answer is None:
+        return fail("the URL-mode elicitation was never answered", [init, request])
+    error = answer["message"].get("error")
+    code = error.get("code") if isinstance(error, dict) else None
+    if code != -32602 or "result" in answer["message"]:
+        return fail(
+            f"the undeclared mode was answered with {answer['message']!r}, not error -32602",
+            [init, request, answer],
+        )
+    return passed("the undeclared URL mode was refused with -32602", [init, request, answer])
+
+
+@check(
+    "features.elicitation-complete-unknown-ignored",
+    requirements=["ELICIT"],
+    level="MUST",
+    revisions=("2025-11-25",),
+    spec="client/elicitation#url-mode-elicitation-requests",
+    description="notifications/elicitation/complete for an unknown elicitation id is ignored: "
+    "the call it arrived with completes",
+    feature="elicitation",
+)
+def elicitation_complete_unknown(run: ScenarioRun) -> Verdict:
+    sent, operation = _tool_calls(run, "ask-url"), _tool_op(run, "ask-url")
+    if not sent or operation is None or response_to(run, sent[0]) is None:
+        return missing(run, "an answered tools/call of ask-url")
+    evidence = [sent[0], *op_evidence(operation)]
+    if not operation.ok or (operation.value or {}).get("content") != [
+        {"type": "text", "text": "done"}
+    ]:
+        return fail(
+            f"the call failed after an unknown elicitation/complete: {operation.error}", evidence
+        )
+    return passed("the unknown elicitation/complete was ignored", evidence)
+
+
+async def ask_twice(session: Session) -> None:
+    if (await session.connect()).ok:
+        listed = await session.call("list_tools")
+        names = [t.get("name") for t in (listed.value or {}).get("tools", [])] if listed.ok else []
+        for name in ("ask", "ask-url"):
+            if name in names:
+                await session.call("call_tool", name, {})
+
+
+async def list_wait_and_add(session: Session) -> None:
+    if not (await session.connect()).ok:
+        return
+    await session.call("list_tools")
+    await anyio.sleep(0.5)  # the batch arrives
+    await session.call("call_tool", "add", {"a": 1, "b": 2})
+
+
+@check(
+    "features.batch-accepted",
+    requirements=["RPC-6b", "PING"],
+    level="MUST",
+    revisions=("2025-03-26",),
+    spec="basic/index#batching",
+    description="A JSON-RPC batch from the server (a notification and a ping) is accepted: "
+    "the ping in it is answered with an empty result and the session goes on",
+    feature="tools",
+)
+def batch_accepted(run: ScenarioRun) -> Verdict:
+    batch = next((e for e in run.of_kind("fault") if "srv-batch-ping" in json.dumps(e)), None)
+    if batch is None:
+        batch = next(
+            (e for e in run.of_kind("sse_event") if "srv-batch-ping" in json.dumps(e)), None
+        )
+    if batch is None:
+        return missing(run, "the server's batch")
+    answer = answer_to(run, "srv-batch-ping")
+    if answer is None:
+        return fail("the ping inside the batch was never answered", [batch])
+    if answer["message"].get("result") != {}:
+        return fail(f"the batched ping was answered with {answer['message']!r}", [batch, answer])
+    operation, sent = _tool_op(run, "add"), _tool_calls(run, "add")
+    if operation is None or not sent or response_to(run, sent[0]) is None:
+        return missing(run, "an answered tools/call of add after the batch")
+    if not operation.ok:
+        return fail(
+            f"the call after the batch failed: {operation.error}",
+            [batch, answer, *op_evidence(operation)],
+        )
+    return passed(
+        "the batch was accepted and its ping answered", [batch, answer, *op_evidence(operation)]
+    )
+
+
 SCENARIOS: list[Scenario] = [
     Scenario(
         "features-server-requests",
@@ -727,6 +854,18 @@ SCENARIOS: list[Scenario] = [
         requires=frozenset({"tools", "progress"}),
     ),
     Scenario(
+        "features-progress-2024",
+        "features/progress-2024.json",
+        checks=(
+            "features.progress-tokens",
+            "features.progress-accepted",
+            "features.set-level-only-if-declared",
+        ),
+        drive=call_with_progress,
+        description="2024-11-05: two concurrent calls with progress; fractional progress",
+        requires=frozenset({"tools", "progress"}),
+    ),
+    Scenario(
         "features-logging",
         "features/logging.json",
         checks=("features.log-messages-accepted",),
@@ -759,5 +898,40 @@ SCENARIOS: list[Scenario] = [
         drive=resources_and_prompts,
         description="resources and prompts in two pages each; a read, a get, and both not found",
         requires=frozenset({"resources", "prompts"}),
+    ),
+    Scenario(
+        "features-elicitation",
+        "features/elicitation.json",
+        checks=(
+            "features.elicitation-answer",
+            "lifecycle.declares-client-features",
+            "jsonrpc.answers-well-formed",
+        ),
+        drive=ask_twice,
+        description="an elicitation without a mode ahead of a tools/call response",
+        handlers=ALL_HANDLERS,
+        requires=frozenset({"tools"}),
+    ),
+    Scenario(
+        "features-elicitation-modes",
+        "features/elicitation-modes.json",
+        checks=(
+            "features.elicitation-answer",
+            "features.elicitation-undeclared-mode",
+            "features.elicitation-complete-unknown-ignored",
+        ),
+        drive=ask_twice,
+        description="2025-11-25: form elicitation without a mode, a URL-mode elicitation, "
+        "and an elicitation/complete for an unknown id",
+        handlers=ALL_HANDLERS,
+        requires=frozenset({"tools"}),
+    ),
+    Scenario(
+        "features-batch",
+        "features/batch.json",
+        checks=("features.batch-accepted",),
+        drive=list_wait_and_add,
+        description="2025-03-26: a batch of a log notification and a ping from the server",
+        requires=frozenset({"tools"}),
     ),
 ]

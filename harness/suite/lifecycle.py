@@ -269,21 +269,16 @@ def undeclared_refused(run: ScenarioRun) -> Verdict:
     init, capabilities = _declared(run)
     if init is None:
         return missing(run, "an initialize request")
-    server_requests = {
-        e["message"]["id"]: e
+    feature_of = {method: feature for feature, method in _FEATURES}
+    server_requests = [
+        e
         for e in run.entries
         if e["kind"] == "message"
         and e.get("direction") == "server"
         and "id" in e["message"]
-        and e["message"].get("method") in dict((m, f) for f, m in _FEATURES)
-    }
-    by_method = {f: m for f, m in _FEATURES}
-    judged = [
-        entry
-        for entry in server_requests.values()
-        if next(f for f, m in by_method.items() if m == entry["message"]["method"])
-        not in capabilities
+        and e["message"].get("method") in feature_of
     ]
+    judged = [e for e in server_requests if feature_of[e["message"]["method"]] not in capabilities]
     if not judged:
         if server_requests:
             return skip("the client declared every feature the server asked for")
@@ -308,6 +303,52 @@ def undeclared_refused(run: ScenarioRun) -> Verdict:
             )
         evidence += [request, answer]
     return passed("every request for an undeclared feature was answered with an error", evidence)
+
+
+def _offered(run: ScenarioRun) -> tuple[dict[str, Any] | None, Any, list[str]]:
+    """The initialize request, the version it offers, the handshake revisions declared."""
+    init, _ = _declared(run)
+    offered = ((init or {}).get("message", {}).get("params") or {}).get("protocolVersion")
+    declared = [r for r in HANDSHAKE if r in run.supports]
+    return init, offered, declared
+
+
+@check(
+    "lifecycle.offers-supported-version",
+    requirements=["LC-2"],
+    level="MUST",
+    revisions=HANDSHAKE,
+    spec=LIFECYCLE + "#version-negotiation",
+    description="Left to choose, the client offers in initialize a protocol version it "
+    "supports (one it declares, or at least a released one)",
+)
+def offers_supported_version(run: ScenarioRun) -> Verdict:
+    init, offered, declared = _offered(run)
+    if init is None:
+        return missing(run, "an initialize request")
+    allowed = declared or list(HANDSHAKE)
+    if offered not in allowed:
+        return fail(f"the client offered {offered!r}, not one of {', '.join(allowed)}", [init])
+    return passed(f"the client offered {offered}, a version it supports", [init])
+
+
+@check(
+    "lifecycle.offers-latest-version",
+    requirements=["LC-2"],
+    level="SHOULD",
+    revisions=HANDSHAKE,
+    spec=LIFECYCLE + "#version-negotiation",
+    description="Left to choose, the client offers the latest handshake revision it declares",
+)
+def offers_latest_version(run: ScenarioRun) -> Verdict:
+    init, offered, declared = _offered(run)
+    if init is None:
+        return missing(run, "an initialize request")
+    if not declared:
+        return skip("the client does not declare which revisions it supports")
+    if offered != declared[-1]:
+        return warn(f"the client offered {offered!r}, not its latest {declared[-1]}", [init])
+    return passed(f"the client offered {offered}, its latest", [init])
 
 
 SCENARIOS = [
@@ -359,5 +400,13 @@ SCENARIOS = [
         description="no handlers for roots or sampling; the server asks for both anyway "
         "ahead of a tools/call response",
         requires=frozenset({"tools"}),
+    ),
+    Scenario(
+        "lifecycle-version-choice",
+        "lifecycle/version-choice.json",
+        checks=("lifecycle.offers-supported-version", "lifecycle.offers-latest-version"),
+        drive=connect_and_list,
+        description="connect without a version asked for: the client chooses what to offer",
+        pin_version=False,
     ),
 ]

@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import anyio
+
 from harness._catalogue import check
 from harness._run import Operation, Scenario, ScenarioRun, Session
 from harness._schemas import validate
@@ -405,6 +407,100 @@ def output_schema_validated(run: ScenarioRun) -> Verdict:
     return passed("the invalid structuredContent was flagged, the valid one surfaced", evidence)
 
 
+async def list_call_and_wait(session: Session) -> None:
+    if not (await session.connect()).ok:
+        return
+    await session.call("list_tools")
+    await session.call("call_tool", "add", {"a": 1, "b": 2})
+    await anyio.sleep(1.0)  # time to list again
+
+
+@check(
+    "tools.relist-after-list-changed",
+    requirements=["TL-5"],
+    level="SHOULD",
+    revisions=("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"),
+    spec=TOOLS + "#list-changed-notification",
+    description="After notifications/tools/list_changed the client lists the tools again",
+    feature="tools",
+)
+def relist_after_list_changed(run: ScenarioRun) -> Verdict:
+    notice = next(
+        (
+            e
+            for e in run.entries
+            if e["kind"] == "message"
+            and e.get("direction") == "server"
+            and e["message"].get("method") == "notifications/tools/list_changed"
+        ),
+        None,
+    )
+    if notice is None:
+        return missing(run, "a notifications/tools/list_changed")
+    again = [r for r in run.requests("tools/list") if r["seq"] > notice["seq"]]
+    if not again:
+        return warn("the tools were not listed again after list_changed", [notice])
+    return passed("the tools were listed again after list_changed", [notice, again[0]])
+
+
+def _task_param(entry: dict[str, Any]) -> Any:
+    return (entry["message"].get("params") or {}).get("task")
+
+
+@check(
+    "tools.task-augmentation",
+    requirements=["TL-9"],
+    level="MUST",
+    revisions=("2025-11-25",),
+    spec="basic/utilities/tasks#tool-level-negotiation",
+    description="With tasks.requests.tools.call declared, a tool whose taskSupport is absent "
+    "or forbidden is never called as a task, and one whose taskSupport is required is",
+    feature="tools",
+)
+def task_augmentation(run: ScenarioRun) -> Verdict:
+    calls = {name: _sent_call(run, name) for name in ("plain", "forbidden", "required")}
+    if not all(calls.values()):
+        absent = [name for name, sent in calls.items() if not sent]
+        return missing(run, f"tools/call of {', '.join(absent)}")
+    for name in ("plain", "forbidden"):
+        tasked = [e for e in calls[name] if "task" in (e["message"].get("params") or {})]
+        if tasked:
+            return fail(
+                f"{name} (taskSupport {'absent' if name == 'plain' else name}) was called as a task",
+                tasked[:1],
+            )
+    plain = [e for e in calls["required"] if not isinstance(_task_param(e), dict)]
+    if plain:
+        return fail(
+            "required (taskSupport required) was called without task augmentation", plain[:1]
+        )
+    return passed(
+        "only the tool that requires it was called as a task", [calls[n][0] for n in calls]
+    )
+
+
+@check(
+    "tools.no-task-without-capability",
+    requirements=["TL-9"],
+    level="MUST",
+    revisions=("2025-11-25",),
+    spec="basic/utilities/tasks#capabilities",
+    description="A server that did not declare tasks.requests.tools.call gets no task-augmented "
+    "tools/call, whatever the tools' taskSupport",
+    feature="tools",
+)
+def no_task_without_capability(run: ScenarioRun) -> Verdict:
+    calls = run.requests("tools/call")
+    if not calls:
+        return missing(run, "a tools/call")
+    tasked = [e for e in calls if "task" in (e["message"].get("params") or {})]
+    if tasked:
+        return fail(
+            "a tools/call was task-augmented although the server declared no tasks", tasked[:1]
+        )
+    return passed(f"{len(calls)} tools/call, none task-augmented", calls[:3])
+
+
 SCENARIOS = [
     Scenario(
         "tools-call",
@@ -459,6 +555,30 @@ SCENARIOS = [
         ),
         drive=call_every_listed_tool,
         description="every content type, non-ASCII text, reserved _meta keys, an unusual tool name, structuredContent valid and invalid",
+        requires=frozenset({"tools"}),
+    ),
+    Scenario(
+        "tools-list-changed",
+        "tools/list-changed.json",
+        checks=("tools.relist-after-list-changed",),
+        drive=list_call_and_wait,
+        description="notifications/tools/list_changed ahead of a tools/call response",
+        requires=frozenset({"tools"}),
+    ),
+    Scenario(
+        "tools-tasks",
+        "tools/tasks.json",
+        checks=("tools.task-augmentation",),
+        drive=call_every_listed_tool,
+        description="2025-11-25: tools with taskSupport absent, forbidden and required, tasks declared",
+        requires=frozenset({"tools"}),
+    ),
+    Scenario(
+        "tools-tasks-undeclared",
+        "tools/tasks-undeclared.json",
+        checks=("tools.no-task-without-capability",),
+        drive=call_every_listed_tool,
+        description="2025-11-25: tools with taskSupport optional and required, no tasks declared",
         requires=frozenset({"tools"}),
     ),
 ]

@@ -8,12 +8,14 @@ scenario cannot.
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlsplit
 
 import anyio
 
 from harness._catalogue import check
 from harness._run import Scenario, ScenarioRun, Session
 from harness._verdicts import Verdict, fail, passed, warn
+from harness.clients._contract import HttpTarget, StdioTarget
 from harness.suite._evidence import (
     body_messages,
     header,
@@ -94,7 +96,7 @@ def stdio_no_batches(run: ScenarioRun) -> Verdict:
 
 @check(
     "stdio.shutdown-closes-stdin",
-    requirements=["ST-4"],
+    requirements=["ST-4", "LC-10"],
     level="SHOULD",
     transports=["stdio"],
     spec=TRANSPORTS + "#stdio",
@@ -233,7 +235,7 @@ async def noise_then_crash(session: Session) -> None:
     await session.call("list_tools")
     await anyio.sleep(0.3)  # the stderr flood comes right after tools/list
     await session.call("call_tool", "echo", {"word": "first"})
-    await anyio.sleep(0.6)  # the bad lines come 200 ms after the first call
+    await anyio.sleep(1.0)  # the bad lines come 200 ms after the first call
     await session.call("call_tool", "echo", {"word": "second"})
     await session.call("call_tool", "crash", {})
 
@@ -352,7 +354,7 @@ def protocol_version_header(run: ScenarioRun) -> Verdict:
 
 @check(
     "http.delete-session",
-    requirements=["HT-10"],
+    requirements=["HT-10", "LC-10"],
     level="SHOULD",
     transports=["http"],
     revisions=STREAMABLE,
@@ -609,6 +611,131 @@ def retry_honoured(run: ScenarioRun) -> Verdict:
     )
 
 
+def _endpoint_event(run: ScenarioRun) -> dict[str, Any] | None:
+    return next(
+        (e for e in run.of_kind("sse_event") if e.get("event", {}).get("event") == "endpoint"),
+        None,
+    )
+
+
+@check(
+    "sse-legacy.posts-to-endpoint",
+    requirements=["HT-13"],
+    level="MUST",
+    revisions=("2024-11-05",),
+    transports=["sse-legacy"],
+    spec=TRANSPORTS + "#http-with-sse",
+    description="HTTP+SSE: every message after the endpoint event is POSTed to the URI it names",
+)
+def posts_to_endpoint(run: ScenarioRun) -> Verdict:
+    endpoint = _endpoint_event(run)
+    if endpoint is None:
+        return missing(run, "an endpoint event")
+    path = urlsplit(str(endpoint["event"].get("data", "")).strip()).path
+    posts = [p for p in _posts(run) if p["seq"] > endpoint["seq"]]
+    if not posts:
+        return missing(run, "a POST after the endpoint event")
+    for post in posts:
+        if post.get("path") != path:
+            return fail(
+                f"a POST went to {post.get('path')!r}, not the endpoint {path!r}", [endpoint, post]
+            )
+    return passed(f"all {len(posts)} POSTs went to the endpoint {path}", [endpoint, *posts[:2]])
+
+
+@check(
+    "http.legacy-fallback",
+    requirements=["HT-12"],
+    level="SHOULD",
+    revisions=("2024-11-05",),
+    transports=["sse-legacy"],
+    spec=TRANSPORTS + "#backwards-compatibility",
+    description="Given the URL of an HTTP+SSE server, a POST refused with 400/404/405 leads to a GET and the old transport",
+)
+def legacy_fallback(run: ScenarioRun) -> Verdict:
+    connect, listing = run.operation("connect"), run.operation("list_tools")
+    if connect is None or not http_requests(run):
+        return missing(run, "a connection to a legacy server given by its URL")
+    refused = next(
+        (
+            r
+            for r in run.of_kind("http_response")
+            if r.get("status") in (400, 404, 405)
+            and any(
+                q.get("request") == r.get("request") and q.get("method") == "POST"
+                for q in http_requests(run)
+            )
+        ),
+        None,
+    )
+    endpoint = _endpoint_event(run)
+    evidence = [*([refused] if refused else []), *([endpoint] if endpoint else [])]
+    evidence += op_evidence(connect, listing)
+    if endpoint is None:
+        return warn("the client never opened the HTTP+SSE stream", evidence)
+    if listing is None:
+        return warn(f"connecting over HTTP+SSE failed: {connect.error}", evidence)
+    tools = (listing.value or {}).get("tools") if listing.ok else None
+    if not isinstance(tools, list) or not tools:
+        return warn(f"over HTTP+SSE tools/list surfaced {listing.error or listing.value}", evidence)
+    return passed("the client fell back to HTTP+SSE and the session works", evidence)
+
+
+async def connect_by_url(session: Session) -> None:
+    # The client gets the legacy server's URL as a plain (Streamable) HTTP target.
+    session.target = (
+        HttpTarget(session.target.url)
+        if not isinstance(session.target, StdioTarget)
+        else session.target
+    )
+    if not (await session.connect()).ok:
+        return
+    await session.call("list_tools")
+
+
+@check(
+    "http.cancel-explicitly",
+    requirements=["HT-5", "CANCEL"],
+    level="SHOULD",
+    transports=["http"],
+    revisions=STREAMABLE,
+    spec=TRANSPORTS + "#sending-messages-to-the-server",
+    description="A request the caller abandons is cancelled with notifications/cancelled, not only by dropping the connection",
+)
+def cancel_explicitly(run: ScenarioRun) -> Verdict:
+    slow = [
+        e
+        for e in run.requests("tools/call")
+        if (e["message"].get("params") or {}).get("name") == "slow"
+    ]
+    if not slow:
+        return missing(run, "a tools/call that the caller abandons")
+    request = slow[0]
+    cancels = [
+        m
+        for m in run.client_messages()
+        if m["message"].get("method") == "notifications/cancelled" and m["seq"] > request["seq"]
+    ]
+    if not cancels:
+        return warn(
+            "the abandoned request was not cancelled with notifications/cancelled", [request]
+        )
+    named = (cancels[0]["message"].get("params") or {}).get("requestId")
+    if named != request["message"]["id"]:
+        return warn(
+            f"notifications/cancelled names {named!r}, not the request", [request, cancels[0]]
+        )
+    return passed("the abandoned request was cancelled by notification", [request, cancels[0]])
+
+
+async def abandon_a_call(session: Session) -> None:
+    if not (await session.connect()).ok:
+        return
+    with anyio.move_on_after(0.5):  # the caller gives up: the client must cancel
+        await session.call("call_tool", "slow", {})
+    await anyio.sleep(0.3)
+
+
 SCENARIOS = [
     Scenario(
         "stdio-noise-and-crash",
@@ -632,6 +759,27 @@ SCENARIOS = [
         checks=("http.resume-with-last-event-id", "http.retry-honoured"),
         drive=list_then_call,
         description="a tools/call stream closed after a priming event with retry 400 ms",
+        requires=frozenset({"tools"}),
+    ),
+    Scenario(
+        "http-legacy-fallback",
+        "tools/list-and-call.json",
+        # HT-13 is judged on every HTTP+SSE run; here it would only repeat, as a FAIL,
+        # the (non-normative) fallback that http.legacy-fallback already reports.
+        checks=("http.legacy-fallback",),
+        drive=connect_by_url,
+        description="an HTTP+SSE server given to the client as a plain HTTP URL; version unpinned",
+        revisions=("2024-11-05",),
+        transports=("sse-legacy",),
+        requires=frozenset({"tools"}),
+        pin_version=False,
+    ),
+    Scenario(
+        "http-cancel",
+        "http/cancel.json",
+        checks=("http.cancel-explicitly",),
+        drive=abandon_a_call,
+        description="a tools/call never answered, abandoned by the caller",
         requires=frozenset({"tools"}),
     ),
     Scenario(
@@ -664,4 +812,5 @@ ON_EVERY_TRANSPORT = (
     "http.session-id-echoed",
     "http.protocol-version-header",
     "http.delete-session",
+    "sse-legacy.posts-to-endpoint",
 )

@@ -1,0 +1,679 @@
+"""Falsifiability of the transport and 2026-07-28 checks: one mutant per broken rule.
+
+Same structure as tests/test_mutations.py: each mutant breaks one rule of the spec, the
+named checks get the named status and every other check of the run still passes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections import deque
+from collections.abc import Callable, Mapping
+from typing import Any
+from urllib.parse import urljoin, urlsplit
+
+import anyio
+import httpx
+import pytest
+from _mutation import Case, verdicts
+
+from harness._jsonrpc import (
+    ErrorObject,
+    ErrorResponse,
+    ProtocolError,
+    Request,
+    RequestId,
+    decode_json,
+    encode,
+)
+from harness.clients import ClientError, ReferenceClient
+from harness.clients._contract import ConnectOptions, Target
+from harness.clients._ref_base import ServerError, StreamBrokenError
+from harness.clients._ref_http import SSE, HttpTransport
+from harness.clients._ref_sse_legacy import SseLegacyTransport
+from harness.clients._ref_stdio import StdioTransport
+
+# -- the mutants -------------------------------------------------------------------------------
+
+
+class _StderrTail(deque[str]):
+    def __init__(self, on_line: Callable[[], None]) -> None:
+        super().__init__(maxlen=20)
+        self._on_line = on_line
+
+    def append(self, line: str) -> None:
+        super().append(line)
+        self._on_line()
+
+
+def _echoes(args: tuple[Any, ...], word: str) -> bool:
+    # _exchange(method, params, ...)
+    return args[0] == "tools/call" and args[1].get("arguments") == {"word": word}
+
+
+class StderrIsAnError(ReferenceClient):
+    """ST-3: takes the server's stderr output for an error: the next call fails.
+
+    (The mutant waits a little for stderr to arrive, so that a loaded machine does not
+    make it pass by accident.)
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._stderr = anyio.Event()
+
+    async def connect(self, target: Target, options: ConnectOptions) -> dict[str, Any]:
+        result = await super().connect(target, options)
+        if isinstance(self._transport, StdioTransport):
+            self._transport.stderr_tail = _StderrTail(self._stderr.set)
+        return result
+
+    async def _exchange(self, *args: Any, **kwargs: Any) -> Any:
+        result = await super()._exchange(*args, **kwargs)
+        if _echoes(args, "first"):
+            with anyio.move_on_after(3):
+                await self._stderr.wait()
+            if self._stderr.is_set():
+                raise ClientError("transport", "the server reported an error on stderr")
+        return result
+
+
+class GarbageFailsTheNextCall(ReferenceClient):
+    """ST-1: a line from the server that is not JSON makes the next call fail."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._garbage = anyio.Event()
+
+    def _deliver(self, data: bytes | str) -> None:
+        try:
+            decode_json(data)
+        except ProtocolError:
+            self._garbage.set()
+            return
+        super()._deliver(data)
+
+    async def _exchange(self, *args: Any, **kwargs: Any) -> Any:
+        if _echoes(args, "second"):
+            with anyio.move_on_after(3):
+                await self._garbage.wait()
+            if self._garbage.is_set():
+                raise ClientError("protocol", "the server sent garbage")
+        return await super()._exchange(*args, **kwargs)
+
+
+class IgnoresServerExit(ReferenceClient):
+    """LC-9: does not notice that the server process is gone; waits for its time-out."""
+
+    def _fail(self, request_id: RequestId | None, error: ClientError) -> None:
+        if request_id is None and self._state == "open":
+            return
+        super()._fail(request_id, error)
+
+
+class BatchesOnStdio(ReferenceClient):
+    """RPC-6: sends notifications/initialized inside a batch (an array) on stdio."""
+
+    async def _send(self, message: Mapping[str, Any], limit: float | None = None) -> None:
+        transport = self._transport
+        if message.get("method") == "notifications/initialized" and isinstance(
+            transport, StdioTransport
+        ):
+            assert transport._process.stdin is not None
+            await transport._process.stdin.send((encode([dict(message)]) + "\n").encode())
+            return
+        await super()._send(message, limit)
+
+
+class AnswersServerRequests(ReferenceClient):
+    """ST-5: answers a server request at 2026-07-28 (with method not found)."""
+
+    def _dispatch(self, message: Any) -> None:
+        if self._modern and isinstance(message, Request):
+            self._answer_soon(ErrorResponse(message.id, ErrorObject(-32601, "method not found")))
+            return
+        super()._dispatch(message)
+
+
+class AbandonsSilently(ReferenceClient):
+    """ST-5: drops a cancelled request on 2026 stdio without notifications/cancelled."""
+
+    async def _cancel(self, request_id: RequestId, reason: str) -> None:
+        if not self._modern:
+            await super()._cancel(request_id, reason)
+
+
+class ListensAt2026(ReferenceClient):
+    """HM-1: opens the GET stream over 2026-07-28 HTTP, which has none."""
+
+    async def connect(self, target: Target, options: ConnectOptions) -> dict[str, Any]:
+        result = await super().connect(target, options)
+        if self._modern and isinstance(self._transport, HttpTransport):
+            self._transport.listen()
+            await anyio.sleep(0.2)
+        return result
+
+
+class _SseAcceptAnything(HttpTransport):
+    def _request_headers(
+        self, accept: str, extra: Mapping[str, str] | None = None
+    ) -> dict[str, str]:
+        return super()._request_headers("*/*" if accept == SSE else accept, extra)
+
+
+class GetWithoutSseAccept(ReferenceClient):
+    """HT-6: opens the GET stream with Accept: */*."""
+
+    _http_transport = _SseAcceptAnything
+
+
+class _GetRefusalIsFatal(HttpTransport):
+    async def _get(self, last_event_id: str | None) -> httpx.Response | None:
+        response = await super()._get(last_event_id)
+        if response is None:
+            self._sink.fail(None, ClientError("transport", "the server refused the GET stream"))
+        return response
+
+
+class GetRefusalIsFatal(ReferenceClient):
+    """HT-6: takes a 405 on the GET stream for the end of the session."""
+
+    _http_transport = _GetRefusalIsFatal
+
+
+def _choke_on_202(response: httpx.Response) -> None:
+    if response.status_code == 202:
+        raise httpx.DecodingError("expected a JSON body", request=response.request)
+
+
+class ChokesOn202(ReferenceClient):
+    """HT-4: fails on a 202 Accepted with an empty body."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            http_client_factory=lambda: httpx.AsyncClient(
+                timeout=httpx.Timeout(5.0, read=None),
+                event_hooks={"response": [_choke_on_202]},
+            )
+        )
+
+
+def _refuse_sse_answers(response: httpx.Response) -> None:
+    kind = response.headers.get("content-type", "")
+    if response.request.method == "POST" and kind.startswith("text/event-stream"):
+        raise httpx.DecodingError("only JSON answers are understood", request=response.request)
+
+
+class JsonOnly(ReferenceClient):
+    """HT-3: handles a POST answered as application/json, fails on text/event-stream."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            http_client_factory=lambda: httpx.AsyncClient(
+                timeout=httpx.Timeout(5.0, read=None),
+                event_hooks={"response": [_refuse_sse_answers]},
+            )
+        )
+
+
+class _ResumesWithoutLastEventId(HttpTransport):
+    async def _get(self, last_event_id: str | None) -> httpx.Response | None:
+        return await super()._get(None)
+
+
+class ResumesWithoutLastEventId(ReferenceClient):
+    """HT-7: reconnects after a broken stream without Last-Event-ID."""
+
+    _http_transport = _ResumesWithoutLastEventId
+
+
+class _IgnoresRetry(HttpTransport):
+    def _retry_delay(self, retry_ms: int) -> float:
+        return 0.0
+
+
+class IgnoresRetry(ReferenceClient):
+    """HT-7: reconnects at once, whatever the stream's retry field asked for."""
+
+    _http_transport = _IgnoresRetry
+
+
+class GivesUpOnBrokenStream(ReferenceClient):
+    """HM-5: reports a broken 2026 response stream instead of re-issuing the request."""
+
+    async def _exchange(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return await super()._exchange(*args, **kwargs)
+        except StreamBrokenError as exc:
+            raise ClientError("transport", exc.message) from None
+
+
+class NeverProbes(ReferenceClient):
+    """LC-M3: left to choose, goes straight to initialize without a server/discover probe."""
+
+    async def _connect(self, target: Target, forced: str | None) -> None:
+        await super()._connect(target, forced or "2025-11-25")
+
+
+class FallsBackOnlyOn32601(ReferenceClient):
+    """LC-M4: falls back to initialize only when server/discover gets -32601."""
+
+    async def _request(self, method: str, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        try:
+            return await super()._request(method, *args, **kwargs)
+        except ServerError as exc:
+            if method == "server/discover" and exc.code != -32601:
+                raise ClientError("other", f"server/discover failed: {exc.message}") from None
+            raise
+
+
+class FallsBackOnModernError(ReferenceClient):
+    """LC-M4: takes any error to server/discover, a modern one too, for a legacy server."""
+
+    async def _request(self, method: str, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        try:
+            return await super()._request(method, *args, **kwargs)
+        except ServerError as exc:
+            if method == "server/discover":
+                error = ErrorObject(-32601, exc.message)
+                raise ServerError(error) from None
+            raise
+
+
+class TidiesRequestState(ReferenceClient):
+    """MRTR: trims the whitespace around requestState before echoing it."""
+
+    async def _exchange(self, method: str, params: dict[str, Any], *args: Any) -> Any:
+        state = params.get("requestState")
+        if isinstance(state, str):
+            params = {**params, "requestState": state.strip()}
+        return await super()._exchange(method, params, *args)
+
+
+class TakesUnknownResultTypes(ReferenceClient):
+    """RPC-9: treats a resultType it does not know as complete."""
+
+    async def _exchange(self, *args: Any) -> Any:
+        result = await super()._exchange(*args)
+        if isinstance(result, dict) and result.get("resultType") not in (
+            None,
+            "complete",
+            "input_required",
+        ):
+            result = {**result, "resultType": "complete"}
+        return result
+
+
+class PingsAt2026(ReferenceClient):
+    """LC-M5: checks the connection with a ping, which 2026-07-28 removed."""
+
+    async def connect(self, target: Target, options: ConnectOptions) -> dict[str, Any]:
+        result = await super().connect(target, options)
+        with contextlib.suppress(ClientError):
+            await self._request("ping")
+        return result
+
+
+class NoLegacyFallback(ReferenceClient):
+    """HT-12: gives up when the initialize POST is refused, never trying HTTP+SSE."""
+
+    async def _handshake(self, target: Target, revision: str) -> None:
+        await self._initialize(revision)
+
+
+class _GuessesTheEndpoint(SseLegacyTransport):
+    def _set_endpoint(self, data: str) -> None:
+        super()._set_endpoint(data)
+        query = urlsplit(self._endpoint or "").query
+        self._endpoint = urljoin(self._url, "/messages?" + query)
+
+
+class GuessesTheEndpoint(ReferenceClient):
+    """HT-13: POSTs to /messages, a common guess, not to the URI the endpoint event names."""
+
+    _sse_legacy_transport = _GuessesTheEndpoint
+
+
+class CachesByMethod(ReferenceClient):
+    """TL-10: keys its cache of cacheable answers by method alone."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._cache: dict[str, dict[str, Any]] = {}
+
+    async def read_resource(self, uri: str) -> dict[str, Any]:
+        if "resources/read" not in self._cache:
+            self._cache["resources/read"] = await super().read_resource(uri)
+        return self._cache["resources/read"]
+
+
+class NoParamHeaders(ReferenceClient):
+    """HM-4: never sends the Mcp-Param-* headers that x-mcp-header asks for."""
+
+    async def _exchange(
+        self, method: str, params: dict[str, Any], *args: Any, **kwargs: Any
+    ) -> Any:
+        # _exchange(method, params, limit, progress, cancellable, headers)
+        if len(args) >= 4 and isinstance(args[3], Mapping):
+            headers = {k: v for k, v in args[3].items() if not k.lower().startswith("mcp-param-")}
+            args = (*args[:3], headers)
+        return await super()._exchange(method, params, *args, **kwargs)
+
+
+class Any404IsGone(ReferenceClient):
+    """HM-6: takes every HTTP 404 for a missing endpoint, whatever its -32601 body says."""
+
+    async def _exchange(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return await super()._exchange(*args, **kwargs)
+        except ServerError as exc:
+            if exc.http_status == 404:
+                raise ClientError("transport", "no MCP endpoint here (HTTP 404)") from None
+            raise
+
+
+class HidesMissingCapability(ReferenceClient):
+    """LC-M6: turns -32021 into an empty tool result instead of reporting it."""
+
+    async def call_tool(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        try:
+            return await super().call_tool(*args, **kwargs)
+        except ClientError as exc:
+            if exc.code != -32021:
+                raise
+            return {"content": []}
+
+
+class CancelsByHangingUp(ReferenceClient):
+    """HT-5: cancels an HTTP request by closing its stream, without notifications/cancelled."""
+
+    async def _cancel(self, request_id: RequestId, reason: str) -> None:
+        if not isinstance(self._transport, HttpTransport):
+            await super()._cancel(request_id, reason)
+
+
+class NoRenewal(ReferenceClient):
+    """HT-9: after a 404 on its session, reports the error instead of initializing again."""
+
+    async def _renew_session(self, generation: int) -> None:
+        raise ClientError("transport", "the session is gone")
+
+
+class PrettyPrintsOnStdio(ReferenceClient):
+    """ST-1: writes notifications/initialized pretty-printed, over several lines."""
+
+    async def _send(self, message: Mapping[str, Any], limit: float | None = None) -> None:
+        transport = self._transport
+        if message.get("method") == "notifications/initialized" and isinstance(
+            transport, StdioTransport
+        ):
+            assert transport._process.stdin is not None
+            text = json.dumps(dict(message), indent=2) + "\n"
+            await transport._process.stdin.send(text.encode())
+            return
+        await super()._send(message, limit)
+
+
+class _DeletesWithoutSession(HttpTransport):
+    _closing = False
+
+    def _request_headers(
+        self, accept: str, extra: Mapping[str, str] | None = None
+    ) -> dict[str, str]:
+        headers = super()._request_headers(accept, extra)
+        if self._closing:
+            headers.pop("Mcp-Session-Id", None)
+        return headers
+
+    async def close(self) -> None:
+        self._closing = True
+        await super().close()
+
+
+class DeletesWithoutSession(ReferenceClient):
+    """HT-8: leaves Mcp-Session-Id off the DELETE that ends the session."""
+
+    _http_transport = _DeletesWithoutSession
+
+
+class _PostsBesideTheEndpoint(HttpTransport):
+    async def send(self, message: Mapping[str, Any], headers: Mapping[str, str]) -> None:
+        if message.get("method") == "notifications/initialized":
+            url, self._url = self._url, self._url + "/notify"
+            session, version = self.session_id, self.protocol_version
+            try:
+                await super().send(message, headers)
+            except ClientError:
+                pass  # notifications are fire and forget
+            finally:
+                self._url, self.session_id, self.protocol_version = url, session, version
+            return
+        await super().send(message, headers)
+
+
+class PostsBesideTheEndpoint(ReferenceClient):
+    """HT-1: POSTs notifications to a path of its own, not the MCP endpoint."""
+
+    _http_transport = _PostsBesideTheEndpoint
+
+
+class _AcceptsOnlyJson(HttpTransport):
+    def _request_headers(
+        self, accept: str, extra: Mapping[str, str] | None = None
+    ) -> dict[str, str]:
+        if (extra or {}).get("Mcp-Method") == "tools/list":
+            accept = "application/json"
+        return super()._request_headers(accept, extra)
+
+
+class AcceptsOnlyJson(ReferenceClient):
+    """HT-2: lists only application/json in the Accept of tools/list."""
+
+    _http_transport = _AcceptsOnlyJson
+
+
+# -- the expectations ----------------------------------------------------------------------------
+
+
+CASES = {
+    "stderr-is-an-error": Case(
+        StderrIsAnError,
+        ("stdio-noise-and-crash", "2025-11-25", "stdio"),
+        {"stdio.stderr-not-an-error": "WARN"},
+    ),
+    "garbage-fails-the-next-call": Case(
+        GarbageFailsTheNextCall,
+        ("stdio-noise-and-crash", "2026-07-28", "stdio"),
+        {"stdio.bad-lines-skipped": "WARN"},
+    ),
+    "batches-on-stdio": Case(
+        BatchesOnStdio,
+        ("tools-call", "2025-11-25", "stdio"),
+        {
+            "stdio.no-batches": "FAIL",
+            "stdio.only-mcp-messages": "FAIL",
+            "jsonrpc.messages-valid": "FAIL",
+        },
+    ),
+    "answers-server-requests": Case(
+        AnswersServerRequests,
+        ("stateless-server-request-and-cancel", "2026-07-28", "stdio"),
+        {"stateless.no-responses": "FAIL"},
+    ),
+    "abandons-silently": Case(
+        AbandonsSilently,
+        ("stateless-server-request-and-cancel", "2026-07-28", "stdio"),
+        {"stateless.stdio-cancel-notification": "FAIL"},
+    ),
+    "listens-at-2026": Case(
+        ListensAt2026,
+        ("tools-call", "2026-07-28", "http"),
+        {"stateless.http-post-only": "FAIL"},
+    ),
+    "get-without-sse-accept": Case(
+        GetWithoutSseAccept,
+        ("tools-call", "2025-11-25", "http"),
+        {"http.get-stream-accept": "FAIL"},
+    ),
+    "get-refusal-is-fatal": Case(
+        GetRefusalIsFatal,
+        ("http-get-405", "2025-06-18", "http"),
+        {"http.get-405-tolerated": "FAIL"},
+    ),
+    "chokes-on-202": Case(
+        ChokesOn202,
+        ("http-get-405", "2025-03-26", "http"),
+        # connecting fails, so the session the 405 check needs never happens either
+        {"http.accepts-202": "FAIL", "http.get-405-tolerated": "FAIL"},
+    ),
+    "resumes-without-last-event-id": Case(
+        ResumesWithoutLastEventId,
+        ("http-resume-retry", "2025-11-25", "http"),
+        {"http.resume-with-last-event-id": "WARN"},
+    ),
+    "ignores-retry": Case(
+        IgnoresRetry, ("http-resume-retry", "2025-11-25", "http"), {"http.retry-honoured": "FAIL"}
+    ),
+    "gives-up-on-broken-stream": Case(
+        GivesUpOnBrokenStream,
+        ("stateless-broken-stream", "2026-07-28", "http"),
+        {"stateless.reissue-after-broken-stream": "FAIL"},
+    ),
+    "never-probes": Case(
+        NeverProbes,
+        ("stdio-era-other-error", "2025-11-25", "stdio"),
+        {"stateless.era-probe": "WARN"},
+    ),
+    "falls-back-only-on-32601": Case(
+        FallsBackOnlyOn32601,
+        ("stdio-era-other-error", "2025-11-25", "stdio"),
+        {"stateless.era-fallback": "FAIL"},
+    ),
+    "falls-back-on-modern-error": Case(
+        FallsBackOnModernError,
+        ("stateless-era-modern-error", "2026-07-28", "stdio"),
+        {"stateless.era-stays-modern": "FAIL"},
+    ),
+    "tidies-request-state": Case(
+        TidiesRequestState,
+        ("stateless-mrtr", "2026-07-28", "stdio"),
+        {"stateless.mrtr-retry": "FAIL"},
+    ),
+    "takes-unknown-result-types": Case(
+        TakesUnknownResultTypes,
+        ("stateless-mrtr", "2026-07-28", "http"),
+        {"stateless.unknown-result-type": "FAIL"},
+    ),
+    "pings-at-2026": Case(
+        PingsAt2026,
+        ("tools-call", "2026-07-28", "stdio"),
+        {
+            "stateless.no-removed-methods": "FAIL",
+            "jsonrpc.messages-valid": "FAIL",
+        },
+    ),
+    "no-legacy-fallback": Case(
+        NoLegacyFallback,
+        ("http-legacy-fallback", "2024-11-05", "sse-legacy"),
+        {"http.legacy-fallback": "WARN"},
+    ),
+    "guesses-the-endpoint": Case(
+        GuessesTheEndpoint,
+        ("tools-call", "2024-11-05", "sse-legacy"),
+        # The guessed URI does not exist: nothing the client sends arrives, so every
+        # check of the run fails for want of the exchange it needs.
+        {
+            "sse-legacy.posts-to-endpoint": "FAIL",
+            "tools.call-result": "FAIL",
+            "tools.is-error-result": "FAIL",
+            "tools.protocol-error-32602": "FAIL",
+            "tools.protocol-error-32601": "FAIL",
+            "tools.protocol-error-32603": "FAIL",
+            "jsonrpc.messages-valid": "FAIL",
+            "jsonrpc.request-ids-unique": "FAIL",
+        },
+    ),
+    "json-only": Case(
+        JsonOnly, ("http-json-and-sse", "2025-11-25", "http"), {"http.json-and-sse-answers": "FAIL"}
+    ),
+    "caches-by-method": Case(
+        CachesByMethod,
+        ("stateless-cache-keys", "2026-07-28", "stdio"),
+        {"stateless.cache-keyed-by-params": "FAIL"},
+    ),
+    "no-param-headers": Case(
+        NoParamHeaders,
+        ("stateless-param-headers", "2026-07-28", "http"),
+        {"stateless.x-mcp-header": "FAIL"},
+    ),
+    "any-404-is-gone": Case(
+        Any404IsGone,
+        ("tools-call", "2026-07-28", "http"),
+        {"stateless.404-method-not-found": "FAIL", "tools.protocol-error-32601": "FAIL"},
+    ),
+    "hides-missing-capability": Case(
+        HidesMissingCapability,
+        ("stateless-missing-capability", "2026-07-28", "stdio"),
+        {"stateless.missing-capability-surfaced": "FAIL"},
+    ),
+    "cancels-by-hanging-up": Case(
+        CancelsByHangingUp,
+        ("http-cancel", "2025-11-25", "http"),
+        {"http.cancel-explicitly": "WARN"},
+    ),
+    "no-renewal": Case(
+        NoRenewal,
+        ("http-session-expiry", "2025-06-18", "http"),
+        {"http.new-session-after-404": "FAIL"},
+    ),
+    "pretty-prints-on-stdio": Case(
+        PrettyPrintsOnStdio,
+        ("tools-call", "2025-06-18", "stdio"),
+        {
+            "stdio.framing": "FAIL",
+            "stdio.only-mcp-messages": "FAIL",
+            "jsonrpc.messages-valid": "FAIL",
+        },
+    ),
+    "deletes-without-session": Case(
+        DeletesWithoutSession,
+        ("tools-call", "2025-11-25", "http"),
+        {"http.session-id-echoed": "FAIL", "http.delete-session": "WARN"},
+    ),
+    "posts-beside-the-endpoint": Case(
+        PostsBesideTheEndpoint,
+        ("tools-call", "2025-03-26", "http"),
+        {"http.one-message-per-post": "FAIL"},
+    ),
+    "accepts-only-json": Case(
+        AcceptsOnlyJson,
+        ("tools-call", "2026-07-28", "http"),
+        {"http.accept-header": "FAIL"},
+    ),
+    "ignores-server-exit": Case(
+        IgnoresServerExit,
+        ("stdio-noise-and-crash", "2025-11-25", "stdio"),
+        {"stdio.crash-surfaced": "WARN"},
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_mutant_fails_exactly_its_checks(name: str) -> None:
+    case = CASES[name]
+    seen = verdicts(case.mutant, case.run)
+    unexpected = {
+        check: status
+        for check, status in seen.items()
+        if status != case.expected.get(check, "PASS")
+    }
+    assert set(case.expected) <= set(seen), "a check named in the expectation did not run"
+    assert not unexpected, f"{name}: verdicts differ from the expectation: {unexpected}"
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_reference_client_passes_the_same_runs(name: str) -> None:
+    # The other half of the proof: the same run, unbroken, passes every check.
+    seen = verdicts(ReferenceClient, CASES[name].run)
+    assert set(seen.values()) == {"PASS"}, seen

@@ -14,6 +14,7 @@ __all__ = [
     "STATELESS",
     "answered",
     "body_messages",
+    "dual_era_probes",
     "first_index",
     "header",
     "http_requests",
@@ -24,6 +25,23 @@ __all__ = [
 
 HANDSHAKE = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 STATELESS = ("2026-07-28",)
+
+
+def dual_era_probes(run: ScenarioRun) -> list[dict[str, Any]]:
+    """The server/discover probes a dual-era client sent a handshake-era server first.
+
+    The 2026-07-28 revision tells a client that speaks both eras to probe with
+    server/discover and fall back to initialize on an error (LC-M3, LC-M4): for such a
+    client (one that declares 2026-07-28) those probes are not a breach of LC-1.
+    """
+    if run.revision == "2026-07-28" or "2026-07-28" not in run.supports:
+        return []
+    probes = []
+    for entry in run.client_messages():
+        if entry["message"].get("method") != "server/discover":
+            break
+        probes.append(entry)
+    return probes
 
 
 def missing(run: ScenarioRun, what: str) -> Verdict:

@@ -9,7 +9,7 @@ from harness._catalogue import check
 from harness._run import Scenario, ScenarioRun, Session
 from harness._schemas import validate
 from harness._verdicts import Verdict, fail, passed, skip, warn
-from harness.suite._evidence import HANDSHAKE, missing, op_evidence, response_to
+from harness.suite._evidence import HANDSHAKE, dual_era_probes, missing, op_evidence, response_to
 
 __all__ = ["SCENARIOS"]
 
@@ -37,6 +37,8 @@ async def connect_list_and_call(session: Session) -> None:
 )
 def initialize_first(run: ScenarioRun) -> Verdict:
     messages = run.client_messages()
+    probes = dual_era_probes(run)
+    messages = [m for m in messages if m not in probes]
     if not messages:
         return missing(run, "any client message")
     first = messages[0]

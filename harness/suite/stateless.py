@@ -10,7 +10,7 @@ import anyio
 
 from harness._catalogue import check
 from harness._run import Scenario, ScenarioRun, Session
-from harness._verdicts import Verdict, fail, passed, warn
+from harness._verdicts import Verdict, fail, passed, skip, warn
 from harness.clients._contract import Handlers
 from harness.suite._evidence import (
     STATELESS,
@@ -304,6 +304,8 @@ async def list_then_call(session: Session) -> None:
     description="A dual-era client left to choose its version probes a stdio server with server/discover first",
 )
 def era_probe(run: ScenarioRun) -> Verdict:
+    if run.supports and "2026-07-28" not in run.supports:
+        return skip("the client does not declare 2026-07-28: it is no dual-era client")
     requests = run.requests()
     if not requests:
         return missing(run, "a request")

@@ -15,7 +15,7 @@ from harness._run import execute
 from harness.clients._contract import McpClient
 from harness.suite import scenario
 
-__all__ = ["Case", "verdicts"]
+__all__ = ["Case", "assert_mutant_fails_exactly", "assert_reference_passes", "verdicts"]
 
 
 @dataclass(frozen=True)
@@ -36,3 +36,23 @@ def verdicts(factory: Callable[[], McpClient], run: tuple[str, str, str]) -> dic
         for check_id in chosen.checks
         if CATALOGUE[check_id].applies(revision, transport)
     }
+
+
+def assert_mutant_fails_exactly(name: str, case: Case) -> None:
+    """The mutant gets the expected verdicts on its run, and every other check passes."""
+    seen = verdicts(case.mutant, case.run)
+    unexpected = {
+        check: status
+        for check, status in seen.items()
+        if status != case.expected.get(check, "PASS")
+    }
+    assert set(case.expected) <= set(seen), "a check named in the expectation did not run"
+    assert not unexpected, f"{name}: verdicts differ from the expectation: {unexpected}"
+
+
+def assert_reference_passes(case: Case) -> None:
+    """The other half of the proof: the same run, unbroken, passes every check."""
+    from harness.clients import ReferenceClient
+
+    seen = verdicts(ReferenceClient, case.run)
+    assert set(seen.values()) == {"PASS"}, seen

@@ -228,9 +228,12 @@ def _target(transport: str, script_path: Path, revision: str, transcript: Path, 
     if transport == "stdio":
         from mock_servers._stdio import stdio_command
 
-        return StdioTarget(
-            tuple(stdio_command(script_path, revision=revision, transcript=transcript))
+        # Appending: a client that restarts a crashed server (ST-5) spawns this command
+        # again, and the checks need both processes in the one transcript.
+        command = stdio_command(
+            script_path, revision=revision, transcript=transcript, append_transcript=True
         )
+        return StdioTarget(tuple(command))
     if transport == "sse-legacy":
         return SseLegacyTarget(url)
     return HttpTarget(url)

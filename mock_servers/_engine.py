@@ -113,14 +113,29 @@ class Outcome:
 
 
 def _fill(template: Any, request: Mapping[str, Any]) -> Any:
-    """Replace {"$request": "/json/pointer"} by that value of the request (or null)."""
+    """Replace {"$request": "/json/pointer"} by that value of the request (or null).
+
+    With `"as": "other_type"` the value changes JSON type: an integer becomes its decimal
+    string and a string of digits the integer (a response id "1" for the request id 1);
+    any other string becomes -1, an id no client issued, of the other type all the same.
+    """
     if isinstance(template, dict):
         if set(template) == {"$request"}:
             return _resolve(request, template["$request"])
+        if set(template) == {"$request", "as"} and template["as"] == "other_type":
+            return _other_type(_resolve(request, template["$request"]))
         return {k: _fill(v, request) for k, v in template.items()}
     if isinstance(template, list):
         return [_fill(v, request) for v in template]
     return template
+
+
+def _other_type(value: Any) -> Any:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    if isinstance(value, str):
+        return int(value) if value.isascii() and value.isdigit() else -1
+    return value
 
 
 def _resolve(document: Any, pointer: str) -> Any:
@@ -159,6 +174,9 @@ class Engine:
         self._consumed: set[int] = set()
         self._fired: set[int] = set()
         self._responses: dict[RequestId, anyio.Event] = {}
+        # Ids of the requests the mock sent: the client's answers to them are expected
+        # even when no step matches them (the answers a `before` request awaits).
+        self._sent_request_ids: set[tuple[str, RequestId]] = set()
         server = script.server
         self.server_info: dict[str, Any] = dict(server.get("info") or default_server_info())
         self.capabilities: dict[str, Any] = dict(server.get("capabilities", {}))
@@ -186,6 +204,8 @@ class Engine:
                 if step.kind == "send"
                 else dict(step.raw["fault"])
             )
+            if step.kind == "send" and "method" in payload and "id" in payload:
+                self._sent_request(payload["id"])
             due.append(Action(step.kind, payload, step))
         return due
 
@@ -207,6 +227,20 @@ class Engine:
     async def wait_for_client_response(self, request_id: RequestId) -> None:
         """Wait until the client answered server request `request_id` (callers bound it)."""
         await self._responses.setdefault(request_id, anyio.Event()).wait()
+
+    def _awaited(self, before: list[dict[str, Any]]) -> list[RequestId]:
+        ids = [m["id"] for m in before if "method" in m and "id" in m]
+        for request_id in ids:
+            self._sent_request(request_id)
+        return ids
+
+    def _sent_request(self, request_id: RequestId) -> None:
+        self._sent_request_ids.add((type(request_id).__name__, request_id))
+
+    def _answers_sent_request(self, message: Message) -> bool:
+        if not isinstance(message, (Response, ErrorResponse)) or message.id is None:
+            return False
+        return (type(message.id).__name__, message.id) in self._sent_request_ids
 
     def _client_answered(self, request_id: RequestId) -> None:
         self._responses.setdefault(request_id, anyio.Event()).set()
@@ -244,7 +278,8 @@ class Engine:
             and not self.script.default_enabled("initialized")
         ):
             return Outcome(None, self._due())
-        self._unmatched(message, as_json)
+        if not self._answers_sent_request(message):  # an awaited answer is no surprise
+            self._unmatched(message, as_json)
         return Outcome(None, self._due())
 
     def _match(self, message: dict[str, Any], http: HttpInfo | None) -> Step | None:
@@ -306,7 +341,7 @@ class Engine:
         return Delivery(
             response,
             before=before,
-            awaits=[m["id"] for m in before if "method" in m and "id" in m],
+            awaits=self._awaited(before),
             delay_ms=int(reply.get("delay_ms", 0)),
             fault=dict(reply["fault"]) if "fault" in reply else None,
             as_sse={"json": False, "sse": True}.get(reply.get("as", "")),

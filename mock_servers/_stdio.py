@@ -106,15 +106,22 @@ def stdio_command(
     *,
     revision: str | None = None,
     transcript: str | os.PathLike[str] | None = None,
+    append_transcript: bool = False,
     answer_timeout: float | None = None,
     max_line_bytes: int | None = None,
 ) -> list[str]:
-    """The argv that starts a stdio mock server for `script_path` (for a client to spawn)."""
+    """The argv that starts a stdio mock server for `script_path` (for a client to spawn).
+
+    `append_transcript`: every process started with this argv adds to the one transcript
+    (a client that restarts the server runs the argv again), instead of starting it anew.
+    """
     argv = [sys.executable, "-m", "mock_servers.stdio", os.fspath(script_path)]
     if revision is not None:
         argv += ["--revision", revision]
     if transcript is not None:
         argv += ["--transcript", os.fspath(transcript)]
+        if append_transcript:
+            argv.append("--append-transcript")
     if answer_timeout is not None:
         argv += ["--answer-timeout", repr(float(answer_timeout))]
     if max_line_bytes is not None:
@@ -391,6 +398,8 @@ class _StdioServer:
             f"serving {script.name} ({script.source}) at {self.engine.revision}; "
             f"transcript: {os.fspath(where)}"
         )
+        # A client that restarts the server appends a second process to the transcript.
+        self.transcript.record("start", pid=os.getpid())
         with self._scope:
             async with anyio.create_task_group() as outer:
                 if self.handle_signals:
@@ -780,6 +789,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--revision", help="the MCP revision to serve (default: the newest)")
     parser.add_argument("--transcript", help="write the transcript here (JSON Lines)")
     parser.add_argument(
+        "--append-transcript",
+        action="store_true",
+        help="add to the transcript if it exists (a restarted server continues the record "
+        "of the one before) instead of starting it anew",
+    )
+    parser.add_argument(
         "--answer-timeout",
         type=_non_negative_float,
         default=DEFAULT_ANSWER_TIMEOUT,
@@ -802,9 +817,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         script, revision = prepare_script(Path(args.script), args.revision)
         transcript = Transcript(
-            script=script.name, revision=revision, transport="stdio", path=args.transcript
+            script=script.name,
+            revision=revision,
+            transport="stdio",
+            path=args.transcript,
+            append=args.append_transcript,
         )
     except ScriptError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    except ValueError as exc:  # --append-transcript to another run's transcript
         print(exc, file=sys.stderr)
         return 2
     except OSError as exc:

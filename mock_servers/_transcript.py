@@ -4,6 +4,12 @@ In memory it is a list of entries; on disk it is JSON Lines, one entry a line, w
 and flushed as it happens, so a crash or a SIGKILL of the server loses nothing before
 that moment. The first line is a header naming the script, revision and transport.
 
+A transcript opened with `append=True` continues the file it finds (a client that
+restarts a crashed stdio server spawns the same command again, and its checks need both
+processes in one record): no second header, `seq` goes on from the last entry, and `t`
+from the file's last write (its modification time), so both stay in order. One process
+at a time: the restarted one starts after the first has exited.
+
 Every entry has `seq` (0, 1, ...), `t` (seconds since the server started, rounded to
 microseconds) and `kind`; the other members depend on the kind (docs/transcripts.md):
 
@@ -14,6 +20,7 @@ microseconds) and `kind`; the other members depend on the kind (docs/transcripts
     http_request   request (number), method, path, headers, body
     http_response  request, status, headers, body (for non-streamed bodies)
     sse_event      request, event (id, event, data, retry, comments)
+    start          pid: a stdio server process began (one per process in the file)
     stdin_eof, signal (name), exit (code, reason), fault (fault), note (text)
     unconsumed     steps (labels of expected steps never consumed)
 """
@@ -21,6 +28,7 @@ microseconds) and `kind`; the other members depend on the kind (docs/transcripts
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -39,6 +47,7 @@ class Transcript:
         revision: str = "",
         transport: str = "",
         path: str | Path | None = None,
+        append: bool = False,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.header: dict[str, Any] = {
@@ -47,16 +56,47 @@ class Transcript:
             "revision": revision,
             "transport": transport,
         }
-        self.entries: list[dict[str, Any]] = []
+        self.entries: list[dict[str, Any]] = []  # this process's entries only
         self._clock = clock
         self._start = clock()
+        self._first_seq = 0  # entries written by earlier processes (append)
         self._file: IO[str] | None = None
-        if path is not None:
+        if path is None:
+            return
+        if append and _has_content(Path(path)):
+            self._continue(Path(path))
+        else:
             self._file = Path(path).open("w", encoding="utf-8")  # noqa: SIM115 (closed in close())
             self._write(self.header)
 
+    def _continue(self, path: Path) -> None:
+        """Go on after the entries already in `path` (ValueError if it is another run's)."""
+        last_write = path.stat().st_mtime
+        with path.open("r+b") as raw:
+            data = raw.read()
+            # A line cut short (that process was killed mid-write) would merge with ours.
+            whole = data[: data.rfind(b"\n") + 1]
+            if len(whole) != len(data):
+                raw.truncate(len(whole))
+        lines = [ln for ln in whole.decode("utf-8").split("\n") if ln]
+        if not lines:
+            raise ValueError(f"{path}: cannot append: no header line")
+        found = json.loads(lines[0])
+        theirs = {k: found.get(k) for k in self.header}
+        if theirs != self.header:
+            raise ValueError(f"{path}: cannot append: the file is the transcript of {theirs}")
+        last = json.loads(lines[-1]) if len(lines) > 1 else {}
+        self._first_seq = int(last.get("seq", -1)) + 1
+        # t goes on from the last entry's, plus the time since it was written: in order.
+        self._start -= float(last.get("t", 0.0)) + max(0.0, time.time() - last_write)
+        self._file = path.open("a", encoding="utf-8")  # closed in close()
+
     def record(self, kind: str, **fields: Any) -> dict[str, Any]:
-        entry = {"seq": len(self.entries), "t": round(self._clock() - self._start, 6), "kind": kind}
+        entry = {
+            "seq": self._first_seq + len(self.entries),
+            "t": round(self._clock() - self._start, 6),
+            "kind": kind,
+        }
         entry.update(fields)
         self.entries.append(entry)
         if self._file is not None:
@@ -86,6 +126,13 @@ class Transcript:
 
     def to_json(self) -> dict[str, Any]:
         return {**self.header, "entries": list(self.entries)}
+
+
+def _has_content(path: Path) -> bool:
+    try:
+        return os.path.getsize(path) > 0
+    except OSError:  # not there yet: the first process creates it
+        return False
 
 
 def read_transcript(path: str | Path) -> dict[str, Any]:

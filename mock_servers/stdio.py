@@ -1,7 +1,10 @@
 """The stdio mock server: `python -m mock_servers.stdio SCRIPT [options]`.
 
     python -m mock_servers.stdio SCRIPT [--revision R] [--transcript PATH]
-        [--answer-timeout SECONDS] [--max-line-bytes N]
+        [--append-transcript] [--answer-timeout SECONDS] [--max-line-bytes N]
+
+`--append-transcript` continues an existing transcript of the same run, for a client that
+starts the server again after it exited (each process records a `start` entry).
 
 A client spawns it (build the argv with `stdio_command`) and speaks newline-delimited
 JSON-RPC on its stdin/stdout; stdout carries MCP messages only, logs go to stderr. Exit

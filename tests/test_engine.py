@@ -245,6 +245,41 @@ def test_http_conditions_select_the_step() -> None:
     assert with_header.matched is not None
 
 
+@pytest.mark.parametrize(("request_id", "decoy_id"), [(7, "7"), ("7", 7), ("call-7", -1), (0, "0")])
+def test_request_values_can_change_json_type(request_id: Any, decoy_id: Any) -> None:
+    engine = _engine(
+        [
+            {
+                "expect": {"method": "tools/call"},
+                "reply": {
+                    "before": [{"id": {"$request": "/id", "as": "other_type"}, "result": {}}],
+                    "result": {"content": []},
+                },
+            }
+        ]
+    )
+    outcome = engine.handle(Request(request_id, "tools/call", {"name": "a"}))
+    assert outcome.delivery is not None
+    (decoy,) = outcome.delivery.before
+    assert decoy["id"] == decoy_id
+    assert type(decoy["id"]) is type(decoy_id)
+
+
+def test_answers_to_the_mocks_own_requests_are_not_unmatched() -> None:
+    engine = _engine(
+        [
+            {
+                "expect": {"method": "tools/call"},
+                "reply": {"before": [{"id": 0, "method": "ping"}], "result": {"content": []}},
+            }
+        ]
+    )
+    engine.handle(Request(1, "tools/call", {"name": "a"}))
+    engine.handle(Response(0, {}))  # the answer to the mock's ping
+    engine.handle(Response("0", {}))  # another type: answers nothing the mock sent
+    assert [e["message"]["id"] for e in engine.transcript.of_kind("unmatched")] == ["0"]
+
+
 def test_routine_notifications_are_not_unmatched() -> None:
     engine = _engine([])
     for method in ("notifications/initialized", "notifications/cancelled"):

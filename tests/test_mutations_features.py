@@ -40,6 +40,33 @@ class HttpsRoots(ReferenceClient):
         return result
 
 
+class ToolUseUndeclared(ReferenceClient):
+    """SAMPLING: answers with tool use although it declared no sampling.tools."""
+
+    def _capabilities(self, revision: str) -> dict[str, Any]:
+        capabilities = super()._capabilities(revision)
+        if "sampling" in capabilities:
+            capabilities["sampling"] = {}
+        return capabilities
+
+    def _result_for(self, method: str, params: Any) -> dict[str, Any]:
+        result = super()._result_for(method, params)
+        if method == "sampling/createMessage" and params.get("tools"):
+            tool = params["tools"][0]["name"]
+            use = {"type": "tool_use", "id": "use-1", "name": tool, "input": {"city": "Paris"}}
+            return {**result, "content": [use], "stopReason": "toolUse"}
+        return result
+
+
+class UncheckedToolHistory(ReferenceClient):
+    """SAMPLING: answers sampling requests whatever their tool history."""
+
+    def _result_for(self, method: str, params: Any) -> dict[str, Any]:
+        if method == "sampling/createMessage":
+            return dict(self._options.handlers.sampling or {})
+        return super()._result_for(method, params)
+
+
 class SamplingWithoutModel(ReferenceClient):
     """SAMPLING: a CreateMessageResult without its model."""
 
@@ -63,6 +90,16 @@ class StringErrorCodes(ReferenceClient):
             await self._send(message)
         finally:
             self._replied_one()
+
+
+class IdsThroughDoubles(ReferenceClient):
+    """RPC-1: keeps request ids as doubles, as JavaScript's JSON.parse does: 2^53 + 1
+    comes back as 2^53."""
+
+    async def _reply(self, reply: Response | ErrorResponse) -> None:
+        if isinstance(reply, Response) and isinstance(reply.id, int):
+            reply = Response(int(float(reply.id)), reply.result)
+        await super()._reply(reply)
 
 
 class DeclaresNothing(ReferenceClient):
@@ -280,6 +317,18 @@ class MissingResourceIsEmpty(ReferenceClient):
             return {"contents": []}
 
 
+class LegacyNotFoundUnknown(ReferenceClient):
+    """RES: at 2026-07-28 treats the pre-2026 code -32002 as an unknown failure."""
+
+    async def read_resource(self, uri: str) -> dict[str, Any]:
+        try:
+            return await super().read_resource(uri)
+        except ClientError as exc:
+            if exc.code != -32002 or self._revision != "2026-07-28":
+                raise
+            raise ClientError("other", f"unexpected error code {exc.code}") from None
+
+
 class PromptErrorsWithoutCode(ReferenceClient):
     """PROMPTS, RPC-7: surfaces a JSON-RPC error of prompts/get without its code."""
 
@@ -339,13 +388,20 @@ class OffersAnUnknownVersion(ReferenceClient):
         await super()._initialize(revision)
 
 
-class IgnoresListChanged(ReferenceClient):
-    """TL-5: never lists the tools again after list_changed."""
+class CachesToolList(ReferenceClient):
+    """TL-5: lists the tools once and serves that list ever after, list_changed or not."""
+
+    _cached: dict[str, Any] | None = None
 
     def _dispatch(self, message: Request | Notification | Response | ErrorResponse) -> None:
         if isinstance(message, Notification) and message.method.endswith("/list_changed"):
             return
         super()._dispatch(message)
+
+    async def list_tools(self) -> dict[str, Any]:
+        if self._cached is None:
+            self._cached = await super().list_tools()
+        return self._cached
 
 
 class IgnoresBatches(ReferenceClient):
@@ -435,10 +491,28 @@ CASES = {
         ("features-server-requests", "2024-11-05", "stdio"),
         {"features.sampling-answer": "FAIL"},
     ),
+    "tool-use-undeclared": Case(
+        ToolUseUndeclared,
+        ("features-sampling-tools", "2025-11-25", "stdio"),
+        {
+            "features.sampling-tools-declared": "FAIL",
+            "features.sampling-tool-history-checked": "SKIP",
+        },
+    ),
+    "unchecked-tool-history": Case(
+        UncheckedToolHistory,
+        ("features-sampling-tools", "2025-11-25", "http"),
+        {"features.sampling-tool-history-checked": "WARN"},
+    ),
     "string-error-codes": Case(
         StringErrorCodes,
         ("lifecycle-undeclared-features", "2025-03-26", "http"),
         {"jsonrpc.answers-well-formed": "FAIL", "lifecycle.undeclared-feature-refused": "FAIL"},
+    ),
+    "ids-through-doubles": Case(
+        IdsThroughDoubles,
+        ("features-server-ids", "2025-06-18", "http"),
+        {"jsonrpc.answer-ids-exact": "FAIL"},
     ),
     "declares-nothing": Case(
         DeclaresNothing,
@@ -492,6 +566,31 @@ CASES = {
         ("features-cancellation", "2025-03-26", "stdio"),
         {"features.cancel-races-survived": "FAIL"},
     ),
+    "breaks-on-late-response-2026": Case(
+        BreaksOnLateResponse,
+        ("features-cancellation-2026", "2026-07-28", "stdio"),
+        {"features.cancel-races-survived": "FAIL"},
+    ),
+    "breaks-on-decoy-response": Case(
+        BreaksOnLateResponse,
+        ("robustness", "2026-07-28", "http"),
+        {"jsonrpc.other-type-response-survived": "WARN"},
+    ),
+    "no-cancel-on-timeout-2026": Case(
+        NoCancelOnTimeout,
+        ("features-cancellation-2026", "2026-07-28", "stdio"),
+        {"features.timeout-cancels": "WARN"},
+    ),
+    "rejects-fractional-progress-2026": Case(
+        RejectsFractionalProgress,
+        ("features-progress", "2026-07-28", "http"),
+        {"features.progress-accepted": "FAIL"},
+    ),
+    "breaks-on-log-messages-2026": Case(
+        BreaksOnLogMessages,
+        ("features-logging-2026", "2026-07-28", "stdio"),
+        {"features.log-messages-accepted": "FAIL"},
+    ),
     "breaks-on-unknown-cancel": Case(
         BreaksOnUnknownCancel,
         ("features-cancellation", "2025-11-25", "http"),
@@ -532,6 +631,11 @@ CASES = {
         ("features-resources-prompts", "2024-11-05", "sse-legacy"),
         {"features.resource-not-found": "FAIL"},
     ),
+    "legacy-not-found-unknown": Case(
+        LegacyNotFoundUnknown,
+        ("features-resources-prompts-2026", "2026-07-28", "stdio"),
+        {"features.legacy-not-found-accepted": "WARN"},
+    ),
     "prompt-errors-without-code": Case(
         PromptErrorsWithoutCode,
         ("features-resources-prompts", "2025-06-18", "http"),
@@ -562,8 +666,8 @@ CASES = {
         ("lifecycle-version-choice", "2025-06-18", "http"),
         {"lifecycle.offers-supported-version": "FAIL", "lifecycle.offers-latest-version": "WARN"},
     ),
-    "ignores-list-changed": Case(
-        IgnoresListChanged,
+    "caches-tool-list": Case(
+        CachesToolList,
         ("tools-list-changed", "2025-03-26", "http"),
         {"tools.relist-after-list-changed": "WARN"},
     ),

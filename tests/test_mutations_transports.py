@@ -27,6 +27,7 @@ from harness._jsonrpc import (
     decode_json,
     encode,
 )
+from harness._sse import SSEEvent, SSEParser
 from harness.clients import ClientError, ReferenceClient
 from harness.clients._contract import ConnectOptions, Target
 from harness.clients._ref_base import ServerError, StreamBrokenError
@@ -112,6 +113,13 @@ class IgnoresServerExit(ReferenceClient):
         super()._fail(request_id, error)
 
 
+class NeverRestarts(ReferenceClient):
+    """ST-5: leaves a 2026 stdio server that exited dead: every later request fails."""
+
+    async def _restart_server(self) -> None:
+        return
+
+
 class BatchesOnStdio(ReferenceClient):
     """RPC-6: sends notifications/initialized inside a batch (an array) on stdio."""
 
@@ -160,6 +168,66 @@ class _SseAcceptAnything(HttpTransport):
         self, accept: str, extra: Mapping[str, str] | None = None
     ) -> dict[str, str]:
         return super()._request_headers("*/*" if accept == SSE else accept, extra)
+
+
+class _CommentIsAnError(HttpTransport):
+    async def _read(
+        self, response: httpx.Response, parser: SSEParser, request_id: RequestId | None
+    ) -> bool:
+        feed = parser.feed
+
+        def strict(chunk: bytes) -> list[SSEEvent]:
+            events = feed(chunk)
+            if any(event.comments for event in events):
+                raise ClientError("transport", "unexpected SSE comment line")
+            return events
+
+        parser.feed = strict  # type: ignore[method-assign]
+        return await super()._read(response, parser, request_id)
+
+
+class SseCommentIsAnError(ReferenceClient):
+    """HM-6, HT-3: fails a request whose SSE stream holds a comment line."""
+
+    _http_transport = _CommentIsAnError
+
+
+class BrokenCallIsEmpty(ReferenceClient):
+    """HT-3: turns a call whose connection broke into an empty result."""
+
+    async def call_tool(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        try:
+            return await super().call_tool(*args, **kwargs)
+        except ClientError as exc:
+            if exc.kind != "transport":
+                raise
+            return {"content": []}
+
+
+class BrokenConnectionEndsSession(ReferenceClient):
+    """HT-3: after one broken connection, fails every later call."""
+
+    _gave_up = False
+
+    async def call_tool(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        if self._gave_up:
+            raise ClientError("transport", "the connection is closed")
+        try:
+            return await super().call_tool(*args, **kwargs)
+        except ClientError as exc:
+            self._gave_up = exc.kind == "transport"
+            raise
+
+
+class _KeepsStreamsOpen(HttpTransport):
+    def release(self, request_id: RequestId) -> None:
+        pass  # the response stream of a request the caller gave up on stays open
+
+
+class AbandonsWithoutClosing(ReferenceClient):
+    """HM-5, CANCEL: at 2026-07-28 over HTTP, gives up on a request but leaves its stream open."""
+
+    _http_transport = _KeepsStreamsOpen
 
 
 class GetWithoutSseAccept(ReferenceClient):
@@ -289,6 +357,16 @@ class TidiesRequestState(ReferenceClient):
         if isinstance(state, str):
             params = {**params, "requestState": state.strip()}
         return await super()._exchange(method, params, *args)
+
+
+class AbsentResultTypeInvalid(ReferenceClient):
+    """RPC-9: rejects a result without resultType instead of reading it as complete."""
+
+    async def _exchange(self, *args: Any) -> Any:
+        result = await super()._exchange(*args)
+        if isinstance(result, dict) and "resultType" not in result:
+            raise ClientError("protocol", "the result has no resultType")
+        return result
 
 
 class TakesUnknownResultTypes(ReferenceClient):
@@ -560,6 +638,31 @@ CASES = {
         ("stateless-mrtr", "2026-07-28", "stdio"),
         {"stateless.mrtr-retry": "FAIL"},
     ),
+    "absent-result-type-invalid": Case(
+        AbsentResultTypeInvalid,
+        ("stateless-mrtr", "2026-07-28", "stdio"),
+        {"stateless.absent-result-type-complete": "FAIL"},
+    ),
+    "sse-comment-is-an-error": Case(
+        SseCommentIsAnError,
+        ("http-json-and-sse", "2026-07-28", "http"),
+        {"http.json-and-sse-answers": "FAIL"},
+    ),
+    "broken-call-is-empty": Case(
+        BrokenCallIsEmpty,
+        ("http-drop-connection", "2025-06-18", "http"),
+        {"http.dropped-connection-surfaced": "FAIL"},
+    ),
+    "broken-connection-ends-session": Case(
+        BrokenConnectionEndsSession,
+        ("http-drop-connection", "2025-11-25", "http"),
+        {"http.session-survives-dropped-connection": "WARN"},
+    ),
+    "abandons-without-closing": Case(
+        AbandonsWithoutClosing,
+        ("stateless-http-cancel", "2026-07-28", "http"),
+        {"stateless.http-cancel-closes-stream": "WARN"},
+    ),
     "takes-unknown-result-types": Case(
         TakesUnknownResultTypes,
         ("stateless-mrtr", "2026-07-28", "http"),
@@ -655,6 +758,11 @@ CASES = {
         IgnoresServerExit,
         ("stdio-noise-and-crash", "2025-11-25", "stdio"),
         {"stdio.crash-surfaced": "WARN"},
+    ),
+    "never-restarts": Case(
+        NeverRestarts,
+        ("stdio-restart", "2026-07-28", "stdio"),
+        {"stdio.restart-after-exit": "WARN"},
     ),
 }
 

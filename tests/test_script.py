@@ -111,6 +111,19 @@ def test_every_bundled_fixture_is_valid() -> None:
             "its own label",
         ),
         (
+            _with(
+                steps=[
+                    {
+                        "expect": {"method": "a"},
+                        "reply": {"before": [{"id": {"$request": "/id", "as": "float"}}]},
+                    }
+                ]
+            ),
+            "/steps/0/reply/before/0/id/as",
+            "is not one of",
+            '"other_type"',
+        ),
+        (
             _with(revisions=["2024-11-05"], transports=["http"]),
             "/transports",
             "Streamable HTTP does not exist in 2024-11-05",

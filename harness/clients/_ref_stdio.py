@@ -53,6 +53,8 @@ class StdioTransport:
         self._sink = sink
         self._write_lock = anyio.Lock()
         self._closing = False
+        self.exited_unexpectedly = False
+        """The server ended its stdout (it exited, or is about to) without close() asking."""
         self.stderr_tail: deque[str] = deque(maxlen=_STDERR_LINES)
 
     @classmethod
@@ -117,6 +119,7 @@ class StdioTransport:
         with anyio.move_on_after(0.5):
             await self._process.wait()
         code = self._process.returncode
+        self.exited_unexpectedly = True
         tail = " | ".join(self.stderr_tail)
         detail = f"the server process exited (code {code})" if code is not None else ""
         self._sink.fail(

@@ -116,6 +116,35 @@ class _Pending:
             self.done.set()
 
 
+def _tool_history_problem(messages: Any) -> str | None:
+    """What breaks the tool-use rules of client/sampling (2025-11-25) in a message list.
+
+    A user message holding tool results holds nothing else, and every assistant message
+    with tool uses is followed by such a message answering each use by its id.
+    """
+    if not isinstance(messages, list):
+        return None
+    blocks = [_content_blocks(m) for m in messages]
+    for index, content in enumerate(blocks):
+        types = {block.get("type") for block in content}
+        if "tool_result" in types and types != {"tool_result"}:
+            return f"message {index} mixes tool results with other content"
+        uses = {b.get("id") for b in content if b.get("type") == "tool_use"}
+        if not uses:
+            continue
+        following = blocks[index + 1] if index + 1 < len(blocks) else []
+        answered = {b.get("toolUseId") for b in following if b.get("type") == "tool_result"}
+        if uses - answered:
+            return f"tool use {sorted(map(str, uses - answered))} of message {index} has no result"
+    return None
+
+
+def _content_blocks(message: Any) -> list[dict[str, Any]]:
+    content = message.get("content") if isinstance(message, dict) else None
+    items = content if isinstance(content, list) else [content]
+    return [item for item in items if isinstance(item, dict)]
+
+
 class _Reject(Exception):
     """A server request the client declines, with the JSON-RPC error to answer (RPC-4)."""
 
@@ -158,6 +187,8 @@ class ReferenceClient:
         self._param_headers: dict[str, ParamHeaders] = {}
         self._session_lock = anyio.Lock()
         self._session_generation = 0
+        self._stdio_target: StdioTarget | None = None  # to start the server again (ST-5)
+        self._restart_lock = anyio.Lock()
         self._replies = 0  # answers to server requests not yet sent
         self._replied = anyio.Event()
 
@@ -192,6 +223,7 @@ class ReferenceClient:
             raise ClientError("unsupported", f"unknown protocol revision {forced!r}")
         await self._tasks.start()
         if isinstance(target, StdioTarget):
+            self._stdio_target = target
             self._transport = await self._stdio_transport.open(target, self._sink, self._tasks)
         else:
             factory = self._http_client_factory or self._default_http_client
@@ -314,6 +346,43 @@ class ReferenceClient:
         if isinstance(transport, HttpTransport):
             transport.listen()  # HT-6
 
+    def _server_exited(self) -> bool:
+        """Whether the 2026 stdio server process ended without close() asking (ST-5)."""
+        transport = self._transport
+        return (
+            self._modern
+            and self._state == "open"
+            and isinstance(transport, StdioTransport)
+            and transport.exited_unexpectedly
+        )
+
+    async def _restart_server(self) -> None:
+        """ST-5 (2026-07-28): start the server command again, as connect() did.
+
+        Only for a request made after the exit: the request that the exit took with it
+        has failed already and is not re-issued (it may be what crashed the server).
+        """
+        async with self._restart_lock:
+            old, target = self._transport, self._stdio_target
+            if not self._server_exited() or target is None:
+                return  # another caller restarted it meanwhile
+            assert old is not None
+            self._log("the server process exited: starting it again (ST-5)")
+            # Shielded: once started, a process must end up where close() will stop it.
+            with anyio.CancelScope(shield=True):
+                with anyio.move_on_after(_CLOSE_BOUND):
+                    await old.close()  # reaps the exited process and its pipes
+                new = await self._stdio_transport.open(target, self._sink, self._tasks)
+                if self._state != "open":  # close() came while it started
+                    with anyio.move_on_after(_CLOSE_BOUND):
+                        await new.close()
+                    raise ClientError("other", "the client was closed")
+                self._transport = new
+                self._broken = None
+            # Stateless: no initialize; server/discover, as at connect, refreshes what the
+            # new process declares.
+            await self._discover(probing=False)
+
     async def _renew_session(self, generation: int) -> None:
         """HT-9: the session is gone: initialize again (without its id), once for all callers."""
         async with self._session_lock:
@@ -329,7 +398,9 @@ class ReferenceClient:
         if handlers.roots is not None:
             capabilities["roots"] = {}  # no listChanged: these roots never change
         if handlers.sampling is not None:
-            capabilities["sampling"] = {}
+            # SAMPLING: from 2025-11-25 tool use must be declared; the canned answer is what
+            # the model says, with the offered tools in view (it may leave them unused).
+            capabilities["sampling"] = {"tools": {}} if _at_least(revision, "2025-11-25") else {}
         if handlers.elicitation is not None and _at_least(revision, "2025-06-18"):
             # ELICIT: form mode only; 2025-11-25 spells it out.
             capabilities["elicitation"] = {"form": {}} if _at_least(revision, "2025-11-25") else {}
@@ -363,6 +434,8 @@ class ReferenceClient:
                 await self._renew_session(generation)  # HT-9, then the same request again
                 result = await self._exchange(method, params, limit, progress, cancellable)
             return _object(result, method)
+        if method != "server/discover" and self._server_exited():
+            await self._restart_server()  # discover is part of the restart itself
         retried_version = refreshed_tools = False
         reissues = rounds = 0
         while True:
@@ -570,6 +643,9 @@ class ReferenceClient:
         if method == "roots/list" and handlers.roots is not None:
             return {"roots": [dict(root) for root in handlers.roots]}
         if method == "sampling/createMessage" and handlers.sampling is not None:
+            problem = _tool_history_problem(params.get("messages"))
+            if problem is not None:  # SAMPLING: -32602 for a broken tool history
+                raise _Reject(INVALID_PARAMS, problem)
             return dict(handlers.sampling)
         if method == "elicitation/create" and "elicitation" in self._capabilities(self._revision):
             mode = params.get("mode", "form")  # ELICIT: no mode means form
@@ -769,6 +845,11 @@ class ReferenceClient:
             if self._replies:
                 with anyio.move_on_after(1.0):
                     await self._replied.wait()
+            # A restart under way ends first: it stops the process it started when it
+            # finds the client closed, so no server outlives close().
+            with anyio.move_on_after(_CLOSE_BOUND):
+                async with self._restart_lock:
+                    pass
             if self._transport is not None:
                 with anyio.move_on_after(_CLOSE_BOUND):
                     try:

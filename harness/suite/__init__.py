@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 
 from harness._run import Scenario
-from harness.suite import features, lifecycle, stateless, tools, transports
+from harness.suite import features, lifecycle, robustness, stateless, tools, transports
 
 __all__ = ["SCENARIOS", "scenario"]
 
@@ -27,6 +27,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     *transports.SCENARIOS,
     *stateless.SCENARIOS,
     *features.SCENARIOS,
+    *robustness.SCENARIOS,
 )
 
 

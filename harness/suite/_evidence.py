@@ -16,11 +16,14 @@ __all__ = [
     "body_messages",
     "dual_era_probes",
     "first_index",
+    "first_operation",
     "header",
     "http_requests",
     "missing",
     "op_evidence",
+    "requests_with",
     "response_to",
+    "tool_calls",
 ]
 
 HANDSHAKE = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
@@ -96,6 +99,28 @@ def response_to(run: ScenarioRun, request: Mapping[str, Any]) -> dict[str, Any] 
 
 def answered(run: ScenarioRun, request: Mapping[str, Any]) -> bool:
     return response_to(run, request) is not None
+
+
+def requests_with(run: ScenarioRun, method: str, member: str, value: Any) -> list[dict[str, Any]]:
+    """The client's requests of `method` whose params have `member` equal to `value`
+    (a tool or prompt name, a URI)."""
+    return [
+        r for r in run.requests(method) if (r["message"].get("params") or {}).get(member) == value
+    ]
+
+
+def tool_calls(run: ScenarioRun, tool: str) -> list[dict[str, Any]]:
+    """The client's tools/call requests of this tool."""
+    return requests_with(run, "tools/call", "name", tool)
+
+
+def first_operation(run: ScenarioRun, op: str, first_arg: Any) -> Operation | None:
+    """The first operation `op` the harness asked with this first argument (a tool name,
+    a URI, a prompt name), or None."""
+    for operation in run.operations:
+        if operation.op == op and (operation.args.get("args") or [None])[0] == first_arg:
+            return operation
+    return None
 
 
 def op_evidence(*operations: Operation | None) -> list[dict[str, Any]]:

@@ -82,7 +82,8 @@ REQUIREMENTS: dict[str, Requirement] = {
         Requirement("ST-4", "shutdown: close stdin, wait, SIGTERM, SIGKILL", ALL),
         Requirement(
             "ST-5",
-            "2026 stdio: no responses, cancel by notification, restart and re-listen",
+            "2026 stdio: no responses, cancel by notification, restart (re-listen after it: "
+            "see LISTEN)",
             STATELESS,
         ),
         Requirement(
@@ -167,7 +168,13 @@ REQUIREMENTS: dict[str, Requirement] = {
             "the roots change, which the client contract cannot ask for: not judged)",
             ALL,
         ),
-        Requirement("SAMPLING", "sampling declared; tools capability; maxTokens respected", ALL),
+        Requirement(
+            "SAMPLING",
+            "sampling declared; tool use only with sampling.tools, broken tool histories "
+            "refused; maxTokens respected (that part is the model's, which the client contract "
+            "answers with a canned result: not judged)",
+            ALL,
+        ),
         Requirement(
             "ELICIT", "elicitation declared; modes; unknown completions ignored", FROM_2025_06
         ),

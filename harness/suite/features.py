@@ -13,9 +13,18 @@ import anyio
 from harness._catalogue import check
 from harness._run import Scenario, ScenarioRun, Session
 from harness._schemas import validate_definition
-from harness._verdicts import Verdict, fail, passed, skip, warn
+from harness._verdicts import Status, Verdict, fail, passed, skip, warn
 from harness.clients._contract import Handlers
-from harness.suite._evidence import HANDSHAKE, STATELESS, missing, op_evidence, response_to
+from harness.suite._evidence import (
+    HANDSHAKE,
+    STATELESS,
+    first_operation,
+    missing,
+    op_evidence,
+    requests_with,
+    response_to,
+    tool_calls,
+)
 
 __all__ = ["SCENARIOS", "answer_to", "server_request"]
 
@@ -33,7 +42,7 @@ ELICITATION = {"action": "accept", "content": {"name": "Ada"}}
 ALL_HANDLERS = Handlers(sampling=SAMPLING, elicitation=ELICITATION, roots=ROOTS)
 
 
-def server_request(run: ScenarioRun, request_id: str) -> dict[str, Any] | None:
+def server_request(run: ScenarioRun, request_id: str | int) -> dict[str, Any] | None:
     """The transcript entry of the server request with this id."""
     for entry in run.entries:
         message = entry.get("message") if entry["kind"] == "message" else None
@@ -41,7 +50,7 @@ def server_request(run: ScenarioRun, request_id: str) -> dict[str, Any] | None:
             entry.get("direction") == "server"
             and isinstance(message, dict)
             and "method" in message
-            and message.get("id") == request_id
+            and _same_id(message.get("id"), request_id)
         ):
             return entry
     return None
@@ -127,6 +136,37 @@ def ping_before_initialized(run: ScenarioRun) -> Verdict:
     return _ping_verdict(run, "srv-early-ping")
 
 
+_EXACT_IDS: tuple[int | str, ...] = (0, 9007199254740993, "0")
+
+
+@check(
+    "jsonrpc.answer-ids-exact",
+    requirements=["RPC-1", "RPC-4"],
+    level="MUST",
+    revisions=HANDSHAKE,
+    spec="basic/index#responses",
+    description='Server requests with the ids 0, 9007199254740993 (beyond 2^53) and "0" '
+    "are each answered under exactly their id: same value, same JSON type",
+)
+def answer_ids_exact(run: ScenarioRun) -> Verdict:
+    answers = [e for e in run.client_messages() if "method" not in e["message"]]
+    evidence: list[dict[str, Any]] = []
+    for wanted in _EXACT_IDS:
+        request = server_request(run, wanted)
+        if request is None:
+            return missing(run, f"the server ping with id {wanted!r}")
+        exact = [a for a in answers if _same_id(a["message"].get("id"), wanted)]
+        if not exact:
+            near = [a for a in answers if str(a["message"].get("id")).startswith(str(wanted)[:8])]
+            shown = ", ".join(repr(a["message"].get("id")) for a in near) or "none"
+            return fail(
+                f"the ping with id {wanted!r} got no answer under that id (near ids: {shown})",
+                [request, *near[:2]],
+            )
+        evidence += [request, exact[0]]
+    return passed("each ping was answered under exactly its own id", evidence)
+
+
 def _ping_verdict(run: ScenarioRun, request_id: str) -> Verdict:
     bad, request, answer = _answered_with(run, request_id, "EmptyResult")
     if bad is not None:
@@ -181,6 +221,90 @@ def sampling_answer(run: ScenarioRun) -> Verdict:
     return passed("the sampling request got a CreateMessageResult", [request, answer])
 
 
+def _declared_capabilities(run: ScenarioRun) -> dict[str, Any] | None:
+    """The capabilities of the client's initialize request (None: no initialize)."""
+    init = next(
+        (m for m in run.client_messages() if m["message"].get("method") == "initialize"), None
+    )
+    if init is None:
+        return None
+    capabilities = (init["message"].get("params") or {}).get("capabilities")
+    return capabilities if isinstance(capabilities, dict) else {}
+
+
+def _sampling_tools_declared(capabilities: Mapping[str, Any]) -> bool:
+    sampling = capabilities.get("sampling")
+    return isinstance(sampling, dict) and isinstance(sampling.get("tools"), dict)
+
+
+def _uses_tools(result: Any) -> bool:
+    content = result.get("content") if isinstance(result, dict) else None
+    items = content if isinstance(content, list) else [content]
+    return any(isinstance(i, dict) and i.get("type") == "tool_use" for i in items)
+
+
+@check(
+    "features.sampling-tools-declared",
+    requirements=["SAMPLING", "LC-6"],
+    level="MUST",
+    revisions=("2025-11-25",),
+    spec="client/sampling#tools-in-sampling",
+    description="A sampling request that offers tools is answered with tool use only by a "
+    "client that declared sampling.tools, and one that declared it answers it properly",
+    feature="sampling",
+)
+def sampling_tools_declared(run: ScenarioRun) -> Verdict:
+    capabilities = _declared_capabilities(run)
+    request, answer = (
+        server_request(run, "srv-sampling-tools"),
+        answer_to(run, "srv-sampling-tools"),
+    )
+    if capabilities is None or request is None:
+        return missing(run, "a tool-enabled sampling request after initialize")
+    if answer is None:
+        return fail("the client never answered the tool-enabled sampling request", [request])
+    evidence = [request, answer]
+    message = answer["message"]
+    if _sampling_tools_declared(capabilities):
+        bad, _, _ = _answered_with(run, "srv-sampling-tools", "CreateMessageResult")
+        if bad is not None:
+            return fail(f"the client declared sampling.tools, but {bad.reason}", evidence)
+        return passed("declared sampling.tools and answered the tool-enabled request", evidence)
+    if _uses_tools(message.get("result")):
+        return fail("the client answered with tool use without declaring sampling.tools", evidence)
+    return passed("without sampling.tools declared, the answer used no tools", evidence)
+
+
+@check(
+    "features.sampling-tool-history-checked",
+    requirements=["SAMPLING"],
+    level="SHOULD",
+    revisions=("2025-11-25",),
+    spec="client/sampling#error-handling",
+    description="A client that declared sampling.tools answers a sampling request whose tool "
+    "results are mixed with other content, or missing, with -32602",
+    feature="sampling",
+)
+def sampling_tool_history_checked(run: ScenarioRun) -> Verdict:
+    capabilities = _declared_capabilities(run)
+    if capabilities is None:
+        return missing(run, "an initialize request")
+    if not _sampling_tools_declared(capabilities):
+        return skip("the client does not declare sampling.tools")
+    evidence = []
+    for request_id in ("srv-sampling-mixed", "srv-sampling-unmatched"):
+        request, answer = server_request(run, request_id), answer_to(run, request_id)
+        if request is None:
+            return missing(run, f"the sampling request {request_id}")
+        if answer is None:
+            return fail(f"the client never answered {request_id}", [request])
+        evidence += [request, answer]
+        code = (answer["message"].get("error") or {}).get("code")
+        if code != -32602:
+            return warn(f"{request_id} was answered with {answer['message']}, not -32602", evidence)
+    return passed("both broken tool histories were refused with -32602", evidence)
+
+
 @check(
     "jsonrpc.answers-well-formed",
     requirements=["RPC-4"],
@@ -205,25 +329,6 @@ def answers_well_formed(run: ScenarioRun) -> Verdict:
         if problem is not None:
             return fail(f"an answer is malformed: {problem}", [entry])
     return passed(f"{len(answers)} answers, each well-formed", answers[:4])
-
-
-def _tool_calls(run: ScenarioRun, name: str) -> list[dict[str, Any]]:
-    return [
-        r
-        for r in run.requests("tools/call")
-        if (r["message"].get("params") or {}).get("name") == name
-    ]
-
-
-def _tool_op(run: ScenarioRun, name: str) -> Any:
-    return next(
-        (
-            o
-            for o in run.operations
-            if o.op == "call_tool" and o.args.get("args", [None])[0] == name
-        ),
-        None,
-    )
 
 
 def _cancellations(run: ScenarioRun) -> list[dict[str, Any]]:
@@ -256,14 +361,14 @@ async def cancel_and_race(session: Session) -> None:
     "features.timeout-cancels",
     requirements=["LC-9", "CANCEL"],
     level="SHOULD",
-    revisions=HANDSHAKE[1:],
+    revisions=(*HANDSHAKE[1:], *STATELESS),
     spec="basic/lifecycle#timeouts",
     description="A request that times out (the caller's timeout=) is reported as a time-out "
     "and cancelled with notifications/cancelled naming its id",
     feature="tools",
 )
 def timeout_cancels(run: ScenarioRun) -> Verdict:
-    sent, operation = _tool_calls(run, "hang"), _tool_op(run, "hang")
+    sent, operation = tool_calls(run, "hang"), first_operation(run, "call_tool", "hang")
     if not sent or operation is None:
         return missing(run, "a tools/call of hang")
     evidence = [sent[0], *op_evidence(operation)]
@@ -283,14 +388,13 @@ def timeout_cancels(run: ScenarioRun) -> Verdict:
     "features.cancel-notifies",
     requirements=["CANCEL", "HT-5"],
     level="SHOULD",
-    revisions=HANDSHAKE,
     spec="basic/utilities/cancellation",
     description="Abandoning a call (cancelling the task that awaits it) sends "
     "notifications/cancelled with that request's id",
     feature="tools",
 )
 def cancel_notifies(run: ScenarioRun) -> Verdict:
-    sent = _tool_calls(run, "slow")
+    sent = tool_calls(run, "slow")
     if not sent:
         return missing(run, "a tools/call of slow")
     cancels = [
@@ -307,7 +411,6 @@ def cancel_notifies(run: ScenarioRun) -> Verdict:
     "features.cancel-only-in-flight",
     requirements=["CANCEL", "LC-8"],
     level="MUST",
-    revisions=HANDSHAKE,
     spec="basic/utilities/cancellation",
     description="Every notifications/cancelled names a request the client sent and had no "
     "response to yet (never initialize)",
@@ -345,18 +448,18 @@ def cancel_only_in_flight(run: ScenarioRun) -> Verdict:
     "features.cancel-races-survived",
     requirements=["CANCEL"],
     level="MUST",
-    revisions=HANDSHAKE,
     spec="basic/utilities/cancellation#timing-considerations",
-    description="A response arriving after the client cancelled its request, and a "
-    "notifications/cancelled for an id the client never saw, are ignored: the next call works",
+    description="A response arriving after the client cancelled its request, and (before "
+    "2026-07-28) a notifications/cancelled for an id the client never saw, are ignored: the "
+    "next call works",
     feature="tools",
 )
 def cancel_races(run: ScenarioRun) -> Verdict:
-    slow, add = _tool_calls(run, "slow"), _tool_calls(run, "add")
-    operation = _tool_op(run, "add")
+    slow, add = tool_calls(run, "slow"), tool_calls(run, "add")
+    operation = first_operation(run, "call_tool", "add")
     if not slow or not add or operation is None:
         return missing(run, "tools/call of slow, then of add")
-    evidence = [slow[0], add[0], *op_evidence(_tool_op(run, "slow"), operation)]
+    evidence = [slow[0], add[0], *op_evidence(first_operation(run, "call_tool", "slow"), operation)]
     late = response_to(run, slow[0])
     if late is not None:
         evidence.insert(1, late)
@@ -368,7 +471,7 @@ def cancel_races(run: ScenarioRun) -> Verdict:
         return fail(
             f"after the races the next call failed: {operation.error or operation.value}", evidence
         )
-    return passed("the late response and the unknown cancellation were ignored", evidence)
+    return passed("the races were survived: the next call worked", evidence)
 
 
 async def call_with_progress(session: Session) -> None:
@@ -390,14 +493,13 @@ def _token(entry: Mapping[str, Any]) -> Any:
     "features.progress-tokens",
     requirements=["PROG"],
     level="MUST",
-    revisions=HANDSHAKE,
     spec="basic/utilities/progress",
     description="A call asking for progress carries a string or integer progressToken, "
     "unique among the requests in flight",
     feature="progress",
 )
 def progress_tokens(run: ScenarioRun) -> Verdict:
-    sent = _tool_calls(run, "work")
+    sent = tool_calls(run, "work")
     if len(sent) < 2:
         return missing(run, "two tools/call of work")
     tokens = [_token(e) for e in sent]
@@ -413,14 +515,13 @@ def progress_tokens(run: ScenarioRun) -> Verdict:
     "features.progress-accepted",
     requirements=["PROG"],
     level="MUST",
-    revisions=HANDSHAKE,
     spec="basic/utilities/progress",
     description="Fractional progress and total (with a message from 2025-03-26) are accepted: both calls "
     "complete with their results",
     feature="progress",
 )
 def progress_accepted(run: ScenarioRun) -> Verdict:
-    sent = _tool_calls(run, "work")
+    sent = tool_calls(run, "work")
     ops = [o for o in run.operations if o.op == "call_tool"]
     notices = [
         e
@@ -440,6 +541,12 @@ def progress_accepted(run: ScenarioRun) -> Verdict:
     return passed("both calls completed after fractional progress with messages", evidence)
 
 
+async def connect_and_add(session: Session) -> None:
+    if (await session.connect()).ok:
+        await session.call("list_tools")
+        await session.call("call_tool", "add", {"a": 1, "b": 2})
+
+
 async def connect_log_and_call(session: Session) -> None:
     if not (await session.connect()).ok:
         return
@@ -452,10 +559,9 @@ async def connect_log_and_call(session: Session) -> None:
     "features.log-messages-accepted",
     requirements=["LOG"],
     level="MUST",
-    revisions=HANDSHAKE,
     spec="server/utilities/logging",
     description="notifications/message at any time (ahead of the initialize response, on its "
-    "own, ahead of a response) breaks nothing",
+    "own, ahead of a response; in 2026-07-28 on a request's stream) breaks nothing",
     feature="tools",
 )
 def log_messages(run: ScenarioRun) -> Verdict:
@@ -466,7 +572,7 @@ def log_messages(run: ScenarioRun) -> Verdict:
         and e.get("direction") == "server"
         and e["message"].get("method") == "notifications/message"
     ]
-    connect, operation = run.operation("connect"), _tool_op(run, "add")
+    connect, operation = run.operation("connect"), first_operation(run, "call_tool", "add")
     if not notices or connect is None or operation is None:
         return missing(run, "log notifications and a tools/call of add")
     evidence = [*notices, *op_evidence(connect, operation)]
@@ -508,6 +614,7 @@ def set_level_only_if_declared(run: ScenarioRun) -> Verdict:
 
 NOTES_URI = "file:///tmp/mcp-testbench/notes.md"
 MISSING_URI = "file:///tmp/mcp-testbench/missing.txt"
+GONE_URI = "file:///tmp/mcp-testbench/gone.txt"  # answered with the pre-2026 code
 
 
 async def resources_and_prompts(session: Session) -> None:
@@ -521,15 +628,11 @@ async def resources_and_prompts(session: Session) -> None:
     await session.call("get_prompt", "nope")
 
 
-def _op(run: ScenarioRun, op: str, first_arg: Any) -> Any:
-    return next(
-        (
-            o
-            for o in run.operations
-            if o.op == op and (o.args.get("args") or [None])[0] == first_arg
-        ),
-        None,
-    )
+async def resources_and_prompts_then_legacy_code(session: Session) -> None:
+    await resources_and_prompts(session)
+    if session.operations and session.operations[0].ok:
+        await session.call("read_resource", GONE_URI)
+        await session.call("get_prompt", "greet", {"who": "Ada"})
 
 
 def _paged_verdict(run: ScenarioRun, method: str, op: str, key: str) -> Verdict | None:
@@ -591,12 +694,8 @@ def resources_listed_and_read(run: ScenarioRun) -> Verdict:
     bad = _paged_verdict(run, "resources/list", "list_resources", "resources")
     if bad is not None:
         return bad
-    reads = [
-        r
-        for r in run.requests("resources/read")
-        if (r["message"].get("params") or {}).get("uri") == NOTES_URI
-    ]
-    operation = _op(run, "read_resource", NOTES_URI)
+    reads = requests_with(run, "resources/read", "uri", NOTES_URI)
+    operation = first_operation(run, "read_resource", NOTES_URI)
     response = response_to(run, reads[0]) if reads else None
     if response is None or operation is None:
         return missing(run, f"an answered resources/read of {NOTES_URI}")
@@ -620,15 +719,48 @@ def resources_listed_and_read(run: ScenarioRun) -> Verdict:
     feature="resources",
 )
 def resource_not_found(run: ScenarioRun) -> Verdict:
-    reads = [
-        r
-        for r in run.requests("resources/read")
-        if (r["message"].get("params") or {}).get("uri") == MISSING_URI
-    ]
+    reads = requests_with(run, "resources/read", "uri", MISSING_URI)
     if not reads or response_to(run, reads[0]) is None:
         return missing(run, f"an answered resources/read of {MISSING_URI}")
     codes = (-32602, -32002) if run.revision in STATELESS else (-32002,)
-    return _not_found_verdict(_op(run, "read_resource", MISSING_URI), codes, "resources/read")
+    return _not_found_verdict(
+        first_operation(run, "read_resource", MISSING_URI), codes, "resources/read"
+    )
+
+
+@check(
+    "features.legacy-not-found-accepted",
+    requirements=["RES", "RPC-7"],
+    level="SHOULD",
+    revisions=STATELESS,
+    spec="server/resources#error-handling",
+    description="2026: a resources/read refused with the pre-2026 code -32002 is still surfaced "
+    "as a not-found protocol error, and the client goes on working",
+    feature="resources",
+)
+def legacy_not_found_accepted(run: ScenarioRun) -> Verdict:
+    reads = requests_with(run, "resources/read", "uri", GONE_URI)
+    if not reads or response_to(run, reads[0]) is None:
+        return missing(run, f"an answered resources/read of {GONE_URI}")
+    read = first_operation(run, "read_resource", GONE_URI)
+    verdict = _not_found_verdict(read, (-32002,), "resources/read")
+    if verdict.status is not Status.PASS:
+        return warn(verdict.reason, verdict.evidence)
+    greets = [
+        o
+        for o in run.operations
+        if o.op == "get_prompt" and (o.args.get("args") or [None])[0] == "greet"
+    ]
+    after = greets[1:2]  # the get that follows the -32002 read
+    if not after or not after[0].ok:
+        return warn(
+            "after the -32002 error the client did not serve the next request",
+            op_evidence(read, *after),
+        )
+    return passed(
+        "-32002 was surfaced as a not-found protocol error and the client went on",
+        op_evidence(read, after[0]),
+    )
 
 
 @check(
@@ -644,12 +776,8 @@ def prompts_listed_and_got(run: ScenarioRun) -> Verdict:
     bad = _paged_verdict(run, "prompts/list", "list_prompts", "prompts")
     if bad is not None:
         return bad
-    gets = [
-        r
-        for r in run.requests("prompts/get")
-        if (r["message"].get("params") or {}).get("name") == "greet"
-    ]
-    operation = _op(run, "get_prompt", "greet")
+    gets = requests_with(run, "prompts/get", "name", "greet")
+    operation = first_operation(run, "get_prompt", "greet")
     response = response_to(run, gets[0]) if gets else None
     if response is None or operation is None:
         return missing(run, "an answered prompts/get of greet")
@@ -671,14 +799,10 @@ def prompts_listed_and_got(run: ScenarioRun) -> Verdict:
     feature="prompts",
 )
 def prompt_not_found(run: ScenarioRun) -> Verdict:
-    gets = [
-        r
-        for r in run.requests("prompts/get")
-        if (r["message"].get("params") or {}).get("name") == "nope"
-    ]
+    gets = requests_with(run, "prompts/get", "name", "nope")
     if not gets or response_to(run, gets[0]) is None:
         return missing(run, "an answered prompts/get of nope")
-    return _not_found_verdict(_op(run, "get_prompt", "nope"), (-32602,), "prompts/get")
+    return _not_found_verdict(first_operation(run, "get_prompt", "nope"), (-32602,), "prompts/get")
 
 
 @check(
@@ -741,7 +865,7 @@ def elicitation_undeclared_mode(run: ScenarioRun) -> Verdict:
     feature="elicitation",
 )
 def elicitation_complete_unknown(run: ScenarioRun) -> Verdict:
-    sent, operation = _tool_calls(run, "ask-url"), _tool_op(run, "ask-url")
+    sent, operation = tool_calls(run, "ask-url"), first_operation(run, "call_tool", "ask-url")
     if not sent or operation is None or response_to(run, sent[0]) is None:
         return missing(run, "an answered tools/call of ask-url")
     evidence = [sent[0], *op_evidence(operation)]
@@ -794,7 +918,7 @@ def batch_accepted(run: ScenarioRun) -> Verdict:
         return fail("the ping inside the batch was never answered", [batch])
     if answer["message"].get("result") != {}:
         return fail(f"the batched ping was answered with {answer['message']!r}", [batch, answer])
-    operation, sent = _tool_op(run, "add"), _tool_calls(run, "add")
+    operation, sent = first_operation(run, "call_tool", "add"), tool_calls(run, "add")
     if operation is None or not sent or response_to(run, sent[0]) is None:
         return missing(run, "an answered tools/call of add after the batch")
     if not operation.ok:
@@ -827,6 +951,28 @@ SCENARIOS: list[Scenario] = [
         requires=frozenset({"tools"}),
     ),
     Scenario(
+        "features-server-ids",
+        "features/server-ids.json",
+        checks=("jsonrpc.answer-ids-exact", "jsonrpc.answers-well-formed"),
+        drive=connect_and_call,
+        description='pings with the ids 0, 9007199254740993 and "0" ahead of a tools/call response',
+        requires=frozenset({"tools"}),
+    ),
+    Scenario(
+        "features-sampling-tools",
+        "features/sampling-tools.json",
+        checks=(
+            "features.sampling-tools-declared",
+            "features.sampling-tool-history-checked",
+            "jsonrpc.answers-well-formed",
+        ),
+        drive=connect_and_call,
+        description="2025-11-25: a sampling request offering a tool, then two with a broken "
+        "tool history, ahead of a tools/call response",
+        handlers=ALL_HANDLERS,
+        requires=frozenset({"tools"}),
+    ),
+    Scenario(
         "features-cancellation",
         "features/cancellation.json",
         checks=(
@@ -839,6 +985,20 @@ SCENARIOS: list[Scenario] = [
         drive=cancel_and_race,
         description="a call that times out, a call the caller abandons (its response comes "
         "late), a cancellation of an unknown id, then a call that must work",
+        requires=frozenset({"tools"}),
+    ),
+    Scenario(
+        "features-cancellation-2026",
+        "features/cancellation-2026.json",
+        checks=(
+            "features.timeout-cancels",
+            "features.cancel-notifies",
+            "features.cancel-only-in-flight",
+            "features.cancel-races-survived",
+        ),
+        drive=cancel_and_race,
+        description="2026 stdio: a call that times out, a call the caller abandons (its "
+        "response comes late), then a call that must work",
         requires=frozenset({"tools"}),
     ),
     Scenario(
@@ -874,6 +1034,14 @@ SCENARIOS: list[Scenario] = [
         requires=frozenset({"tools"}),
     ),
     Scenario(
+        "features-logging-2026",
+        "features/logging-2026.json",
+        checks=("features.log-messages-accepted",),
+        drive=connect_and_add,
+        description="2026: log messages on the streams of a tools/list and a tools/call",
+        requires=frozenset({"tools"}),
+    ),
+    Scenario(
         "features-resources-prompts",
         "features/resources-prompts.json",
         checks=(
@@ -894,9 +1062,11 @@ SCENARIOS: list[Scenario] = [
             "features.resource-not-found",
             "features.prompts-listed-and-got",
             "features.prompt-not-found",
+            "features.legacy-not-found-accepted",
         ),
-        drive=resources_and_prompts,
-        description="resources and prompts in two pages each; a read, a get, and both not found",
+        drive=resources_and_prompts_then_legacy_code,
+        description="resources and prompts in two pages each; a read, a get, and both not "
+        "found; a read refused with the pre-2026 code -32002, then another get",
         requires=frozenset({"resources", "prompts"}),
     ),
     Scenario(

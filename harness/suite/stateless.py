@@ -9,18 +9,21 @@ from typing import Any
 import anyio
 
 from harness._catalogue import check
-from harness._run import Scenario, ScenarioRun, Session
+from harness._run import Operation, Scenario, ScenarioRun, Session
 from harness._verdicts import Verdict, fail, passed, skip, warn
 from harness.clients._contract import Handlers
 from harness.suite._evidence import (
     STATELESS,
     body_messages,
+    first_operation,
     header,
     http_requests,
     missing,
     op_evidence,
     response_to,
+    tool_calls,
 )
+from harness.suite.features import cancel_and_race
 
 __all__ = ["ON_EVERY_TRANSPORT", "SCENARIOS"]
 
@@ -220,11 +223,7 @@ def http_post_only(run: ScenarioRun) -> Verdict:
     description="2026 stdio: a request the caller abandons is cancelled with notifications/cancelled naming its id",
 )
 def stdio_cancel_notification(run: ScenarioRun) -> Verdict:
-    slow = [
-        e
-        for e in run.requests("tools/call")
-        if (e["message"].get("params") or {}).get("name") == "slow"
-    ]
+    slow = tool_calls(run, "slow")
     if not slow:
         return missing(run, "a tools/call that the caller abandons")
     request = slow[0]
@@ -245,6 +244,44 @@ def stdio_cancel_notification(run: ScenarioRun) -> Verdict:
             [request, cancels[0]],
         )
     return passed("the abandoned request was cancelled by notification", [request, cancels[0]])
+
+
+@check(
+    "stateless.http-cancel-closes-stream",
+    requirements=["HM-5", "LC-9", "CANCEL"],
+    level="SHOULD",
+    revisions=STATELESS,
+    transports=["http"],
+    spec="basic/transports/streamable-http",
+    description="2026 HTTP: a request that times out, and one the caller abandons, are "
+    "cancelled by closing their response streams before the server answers",
+)
+def http_cancel_closes_stream(run: ScenarioRun) -> Verdict:
+    evidence: list[dict[str, Any]] = []
+    posts = [_post_of_call(run, tool) for tool in ("hang", "slow", "add")]
+    if None in posts:
+        return missing(run, "tools/call of hang, slow and add over HTTP")
+    hang, slow, add = (p for p in posts if p is not None)
+    for post, following, what in (
+        (hang, slow, "hang timed out"),
+        (slow, add, "slow was abandoned"),
+    ):
+        ends = [e for e in run.of_kind("http_end") if e.get("request") == post.get("request")]
+        evidence += [post, *ends[:1]]
+        # Closed by the client, and then, not at the end of the run: before the next call.
+        if not any(e.get("how") == "client_closed" and e["seq"] < following["seq"] for e in ends):
+            return warn(f"the call of {what}, but its stream was not closed", evidence)
+    return passed("both streams were closed by the client: the requests were cancelled", evidence)
+
+
+def _post_of_call(run: ScenarioRun, tool: str) -> dict[str, Any] | None:
+    """The HTTP request that carried the first tools/call of `tool`."""
+    for entry in http_requests(run, "POST"):
+        for message in body_messages(entry):
+            params = message.get("params") or {}
+            if message.get("method") == "tools/call" and params.get("name") == tool:
+                return entry
+    return None
 
 
 async def answer_nothing_then_cancel(session: Session) -> None:
@@ -383,14 +420,6 @@ def era_stays_modern(run: ScenarioRun) -> Verdict:
     )
 
 
-def _calls_of(run: ScenarioRun, name: str) -> list[dict[str, Any]]:
-    return [
-        e
-        for e in run.requests("tools/call")
-        if (e["message"].get("params") or {}).get("name") == name
-    ]
-
-
 @check(
     "stateless.mrtr-retry",
     requirements=["MRTR", "RPC-2"],
@@ -400,15 +429,8 @@ def _calls_of(run: ScenarioRun, name: str) -> list[dict[str, Any]]:
     description="After input_required the retry has a new id, requestState echoed exactly, and an answer per input request key",
 )
 def mrtr_retry(run: ScenarioRun) -> Verdict:
-    calls = _calls_of(run, "ask")
-    operation = next(
-        (
-            o
-            for o in run.operations
-            if o.op == "call_tool" and (o.args.get("args") or [""])[0] == "ask"
-        ),
-        None,
-    )
+    calls = tool_calls(run, "ask")
+    operation = first_operation(run, "call_tool", "ask")
     first = calls[0] if calls else None
     answer = response_to(run, first) if first is not None else None
     result = (answer or {}).get("message", {}).get("result") or {}
@@ -455,16 +477,7 @@ def mrtr_retry(run: ScenarioRun) -> Verdict:
     description="A result whose resultType the client does not know is invalid: surfaced as an error, not as a result",
 )
 def unknown_result_type(run: ScenarioRun) -> Verdict:
-    operation = next(
-        (
-            o
-            for o in run.operations
-            if o.op == "call_tool" and (o.args.get("args") or [""])[0] == "odd"
-        ),
-        None,
-    )
-    calls = _calls_of(run, "odd")
-    answer = response_to(run, calls[0]) if calls else None
+    operation, answer = _call_and_answer(run, "odd")
     if operation is None or answer is None:
         return missing(run, "a result with an unknown resultType")
     evidence = [answer, *op_evidence(operation)]
@@ -475,12 +488,42 @@ def unknown_result_type(run: ScenarioRun) -> Verdict:
     )
 
 
+@check(
+    "stateless.absent-result-type-complete",
+    requirements=["RPC-9"],
+    level="MUST",
+    revisions=STATELESS,
+    spec="basic/index",
+    description="A result without resultType (a legacy server's) is read as complete and surfaced",
+)
+def absent_result_type_complete(run: ScenarioRun) -> Verdict:
+    operation, answer = _call_and_answer(run, "legacy")
+    if operation is None or answer is None:
+        return missing(run, "a result without resultType")
+    evidence = [answer, *op_evidence(operation)]
+    if "resultType" in (answer["message"].get("result") or {}):
+        return missing(run, "a result without resultType (the mock sent one)")
+    if not operation.ok:
+        return fail(f"the client rejected a result without resultType: {operation.error}", evidence)
+    if (operation.value or {}).get("content") != [{"type": "text", "text": "old but complete"}]:
+        return fail(f"the client surfaced {operation.value}, not the result", evidence)
+    return passed("a result without resultType was surfaced as a complete result", evidence)
+
+
+def _call_and_answer(run: ScenarioRun, tool: str) -> tuple[Operation | None, dict[str, Any] | None]:
+    """The harness's call of `tool`, and the server's answer to its first tools/call."""
+    calls = tool_calls(run, tool)
+    answer = response_to(run, calls[0]) if calls else None
+    return first_operation(run, "call_tool", tool), answer
+
+
 async def mrtr_then_odd(session: Session) -> None:
     if not (await session.connect()).ok:
         return
     await session.call("list_tools")
     await session.call("call_tool", "ask", {})
     await session.call("call_tool", "odd", {})
+    await session.call("call_tool", "legacy", {})
 
 
 _REMOVED = frozenset({"ping", "logging/setLevel", "notifications/roots/list_changed"})
@@ -689,6 +732,15 @@ SCENARIOS = [
         requires=frozenset({"tools"}),
     ),
     Scenario(
+        "stateless-http-cancel",
+        "stateless/http-cancel.json",
+        checks=("stateless.http-cancel-closes-stream", "features.cancel-races-survived"),
+        drive=cancel_and_race,
+        description="2026 HTTP: a call that times out, a call the caller abandons, then a call "
+        "that must work",
+        requires=frozenset({"tools"}),
+    ),
+    Scenario(
         "stateless-broken-stream",
         "stateless/broken-stream.json",
         checks=("stateless.reissue-after-broken-stream",),
@@ -716,9 +768,14 @@ SCENARIOS = [
     Scenario(
         "stateless-mrtr",
         "stateless/mrtr.json",
-        checks=("stateless.mrtr-retry", "stateless.unknown-result-type"),
+        checks=(
+            "stateless.mrtr-retry",
+            "stateless.unknown-result-type",
+            "stateless.absent-result-type-complete",
+        ),
         drive=mrtr_then_odd,
-        description="input_required with a roots/list input request, then an unknown resultType",
+        description="input_required with a roots/list input request, then an unknown "
+        "resultType, then a result without resultType",
         handlers=Handlers(roots=({"uri": "file:///tmp/project", "name": "project"},)),
         requires=frozenset({"tools", "roots"}),
     ),

@@ -9,13 +9,18 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import anyio
-
 from harness._catalogue import check
 from harness._run import Operation, Scenario, ScenarioRun, Session
 from harness._schemas import validate
 from harness._verdicts import Verdict, fail, passed, warn
-from harness.suite._evidence import dual_era_probes, missing, op_evidence, response_to
+from harness.suite._evidence import (
+    dual_era_probes,
+    first_operation,
+    missing,
+    op_evidence,
+    response_to,
+    tool_calls,
+)
 
 __all__ = ["SCENARIOS"]
 
@@ -38,25 +43,6 @@ async def list_all_pages(session: Session) -> None:
         await session.call("list_tools")
 
 
-def _call(run: ScenarioRun, name: str) -> Operation | None:
-    return next(
-        (
-            o
-            for o in run.operations
-            if o.op == "call_tool" and o.args.get("args", [None])[0] == name
-        ),
-        None,
-    )
-
-
-def _sent_call(run: ScenarioRun, name: str) -> list[dict[str, Any]]:
-    return [
-        r
-        for r in run.requests("tools/call")
-        if (r["message"].get("params") or {}).get("name") == name
-    ]
-
-
 @check(
     "tools.call-result",
     requirements=["TL-2"],
@@ -66,7 +52,7 @@ def _sent_call(run: ScenarioRun, name: str) -> list[dict[str, Any]]:
     feature="tools",
 )
 def call_result(run: ScenarioRun) -> Verdict:
-    operation, sent = _call(run, "add"), _sent_call(run, "add")
+    operation, sent = first_operation(run, "call_tool", "add"), tool_calls(run, "add")
     if operation is None or not sent or response_to(run, sent[0]) is None:
         return missing(run, "an answered tools/call of add")
     evidence = [sent[0], *op_evidence(operation)]
@@ -88,7 +74,7 @@ def call_result(run: ScenarioRun) -> Verdict:
     feature="tools",
 )
 def is_error_result(run: ScenarioRun) -> Verdict:
-    operation, sent = _call(run, "divide"), _sent_call(run, "divide")
+    operation, sent = first_operation(run, "call_tool", "divide"), tool_calls(run, "divide")
     if operation is None or not sent or response_to(run, sent[0]) is None:
         return missing(run, "an answered tools/call of divide")
     evidence = [sent[0], *op_evidence(operation)]
@@ -113,7 +99,7 @@ def is_error_result(run: ScenarioRun) -> Verdict:
 
 def _protocol_error_check(code: int, tool: str) -> Callable[[ScenarioRun], Verdict]:
     def judge(run: ScenarioRun) -> Verdict:
-        operation, sent = _call(run, tool), _sent_call(run, tool)
+        operation, sent = first_operation(run, "call_tool", tool), tool_calls(run, tool)
         if operation is None or not sent or response_to(run, sent[0]) is None:
             return missing(run, f"an answered tools/call of {tool}")
         evidence = [sent[0], *op_evidence(operation)]
@@ -284,7 +270,7 @@ def _server_result(run: ScenarioRun, sent: dict[str, Any]) -> dict[str, Any] | N
     feature="tools",
 )
 def content_types(run: ScenarioRun) -> Verdict:
-    operation, sent = _call(run, "media"), _sent_call(run, "media")
+    operation, sent = first_operation(run, "call_tool", "media"), tool_calls(run, "media")
     result = _server_result(run, sent[0]) if sent else None
     if operation is None or result is None:
         return missing(run, "an answered tools/call of media")
@@ -313,7 +299,7 @@ def utf8(run: ScenarioRun) -> Verdict:
         return fail(
             f"the server could not decode a client message: {invalid[0].get('reason')}", invalid[:2]
         )
-    operation, sent = _call(run, "echo"), _sent_call(run, "echo")
+    operation, sent = first_operation(run, "call_tool", "echo"), tool_calls(run, "echo")
     if operation is None or not sent:
         return missing(run, "a tools/call of echo")
     evidence = [sent[0], *op_evidence(operation)]
@@ -341,7 +327,7 @@ def utf8(run: ScenarioRun) -> Verdict:
     feature="tools",
 )
 def reserved_meta(run: ScenarioRun) -> Verdict:
-    operation, sent = _call(run, "meta"), _sent_call(run, "meta")
+    operation, sent = first_operation(run, "call_tool", "meta"), tool_calls(run, "meta")
     if operation is None or not sent or response_to(run, sent[0]) is None:
         return missing(run, "an answered tools/call of meta")
     evidence = [sent[0], *op_evidence(operation)]
@@ -370,7 +356,7 @@ def unusual_names(run: ScenarioRun) -> Verdict:
     names = [t.get("name") for t in (listed.value or {}).get("tools", []) if isinstance(t, dict)]
     if ODD_NAME not in names:
         return warn(f"the tool {ODD_NAME!r} was not surfaced: {names!r}", op_evidence(listed))
-    operation, sent = _call(run, ODD_NAME), _sent_call(run, ODD_NAME)
+    operation, sent = first_operation(run, "call_tool", ODD_NAME), tool_calls(run, ODD_NAME)
     if operation is None or not sent or response_to(run, sent[0]) is None:
         return warn(
             f"the tool {ODD_NAME!r} could not be called by its name", op_evidence(listed, operation)
@@ -392,8 +378,8 @@ def unusual_names(run: ScenarioRun) -> Verdict:
     feature="tools",
 )
 def output_schema_validated(run: ScenarioRun) -> Verdict:
-    good, good_sent = _call(run, "typed-ok"), _sent_call(run, "typed-ok")
-    bad, bad_sent = _call(run, "typed-bad"), _sent_call(run, "typed-bad")
+    good, good_sent = first_operation(run, "call_tool", "typed-ok"), tool_calls(run, "typed-ok")
+    bad, bad_sent = first_operation(run, "call_tool", "typed-bad"), tool_calls(run, "typed-bad")
     if good is None or bad is None or not good_sent or not bad_sent:
         return missing(run, "tools/call of typed-ok and typed-bad")
     if response_to(run, good_sent[0]) is None or response_to(run, bad_sent[0]) is None:
@@ -410,12 +396,12 @@ def output_schema_validated(run: ScenarioRun) -> Verdict:
     return passed("the invalid structuredContent was flagged, the valid one surfaced", evidence)
 
 
-async def list_call_and_wait(session: Session) -> None:
+async def list_call_and_list(session: Session) -> None:
     if not (await session.connect()).ok:
         return
     await session.call("list_tools")
-    await session.call("call_tool", "add", {"a": 1, "b": 2})
-    await anyio.sleep(1.0)  # time to list again
+    await session.call("call_tool", "add", {"a": 1, "b": 2})  # list_changed comes first
+    await session.call("list_tools")  # the application, told of the change, asks again
 
 
 @check(
@@ -424,7 +410,8 @@ async def list_call_and_wait(session: Session) -> None:
     level="SHOULD",
     revisions=("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"),
     spec=TOOLS + "#list-changed-notification",
-    description="After notifications/tools/list_changed the client lists the tools again",
+    description="After notifications/tools/list_changed the tool list is fetched anew (on the "
+    "client's own or when the application asks), never served from before the change",
     feature="tools",
 )
 def relist_after_list_changed(run: ScenarioRun) -> Verdict:
@@ -438,12 +425,20 @@ def relist_after_list_changed(run: ScenarioRun) -> Verdict:
         ),
         None,
     )
-    if notice is None:
-        return missing(run, "a notifications/tools/list_changed")
+    listings = [o for o in run.operations if o.op == "list_tools"]
+    if notice is None or len(listings) < 2:
+        return missing(run, "a notifications/tools/list_changed, then a list_tools")
+    evidence = [notice, *op_evidence(listings[-1])]
+    if not listings[-1].ok:
+        return fail(f"listing the tools after list_changed failed: {listings[-1].error}", evidence)
     again = [r for r in run.requests("tools/list") if r["seq"] > notice["seq"]]
     if not again:
-        return warn("the tools were not listed again after list_changed", [notice])
-    return passed("the tools were listed again after list_changed", [notice, again[0]])
+        return warn(
+            "the tools were not fetched again after list_changed: the list the application "
+            "got is the one from before the change",
+            evidence,
+        )
+    return passed("the tools were fetched again after list_changed", [notice, again[0]])
 
 
 def _task_param(entry: dict[str, Any]) -> Any:
@@ -457,11 +452,15 @@ def _task_param(entry: dict[str, Any]) -> Any:
     revisions=("2025-11-25",),
     spec="basic/utilities/tasks#tool-level-negotiation",
     description="With tasks.requests.tools.call declared, a tool whose taskSupport is absent "
-    "or forbidden is never called as a task, and one whose taskSupport is required is",
+    "or forbidden is never called as a task, and one whose taskSupport is required is called "
+    "as a task (or refused by the client, which sends nothing)",
     feature="tools",
 )
 def task_augmentation(run: ScenarioRun) -> Verdict:
-    calls = {name: _sent_call(run, name) for name in ("plain", "forbidden", "required")}
+    calls = {name: tool_calls(run, name) for name in ("plain", "forbidden", "required")}
+    refusal = _local_refusal(run, "required") if not calls["required"] else None
+    if refusal is not None:
+        calls.pop("required")
     if not all(calls.values()):
         absent = [name for name, sent in calls.items() if not sent]
         return missing(run, f"tools/call of {', '.join(absent)}")
@@ -472,6 +471,12 @@ def task_augmentation(run: ScenarioRun) -> Verdict:
                 f"{name} (taskSupport {'absent' if name == 'plain' else name}) was called as a task",
                 tasked[:1],
             )
+    if refusal is not None:
+        return passed(
+            "plain and forbidden were called without a task; the client refused to call "
+            f"required (taskSupport required) outside a task: {refusal.error}",
+            [calls["plain"][0], calls["forbidden"][0], *op_evidence(refusal)],
+        )
     plain = [e for e in calls["required"] if not isinstance(_task_param(e), dict)]
     if plain:
         return fail(
@@ -480,6 +485,19 @@ def task_augmentation(run: ScenarioRun) -> Verdict:
     return passed(
         "only the tool that requires it was called as a task", [calls[n][0] for n in calls]
     )
+
+
+def _local_refusal(run: ScenarioRun, tool: str) -> Operation | None:
+    """The call of `tool` that the client refused itself, sending nothing (else None).
+
+    A client that cannot run a task-required tool as a task may refuse it: that is no
+    breach of TL-9. A time-out or a transport failure is no refusal.
+    """
+    operation = first_operation(run, "call_tool", tool)
+    if operation is None or operation.ok or tool_calls(run, tool):
+        return None
+    kind = (operation.error or {}).get("kind")
+    return operation if kind not in ("timeout", "transport") else None
 
 
 @check(
@@ -564,8 +582,9 @@ SCENARIOS = [
         "tools-list-changed",
         "tools/list-changed.json",
         checks=("tools.relist-after-list-changed",),
-        drive=list_call_and_wait,
-        description="notifications/tools/list_changed ahead of a tools/call response",
+        drive=list_call_and_list,
+        description="notifications/tools/list_changed ahead of a tools/call response, then "
+        "the application lists the tools again",
         requires=frozenset({"tools"}),
     ),
     Scenario(

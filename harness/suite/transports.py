@@ -18,10 +18,13 @@ from harness._verdicts import Verdict, fail, passed, warn
 from harness.clients._contract import HttpTarget, StdioTarget
 from harness.suite._evidence import (
     body_messages,
+    first_operation,
     header,
     http_requests,
     missing,
     op_evidence,
+    requests_with,
+    tool_calls,
 )
 
 __all__ = ["SCENARIOS"]
@@ -125,11 +128,7 @@ def _echo(run: ScenarioRun, word: str) -> tuple[Any, list[dict[str, Any]]]:
         ),
         None,
     )
-    sent = [
-        e
-        for e in run.requests("tools/call")
-        if (e["message"].get("params") or {}).get("arguments") == {"word": word}
-    ]
+    sent = requests_with(run, "tools/call", "arguments", {"word": word})
     return call, sent
 
 
@@ -137,9 +136,7 @@ def _faults(run: ScenarioRun, *kinds: str) -> list[dict[str, Any]] | None:
     """The fault entries of these kinds, one each; None if one never happened."""
     found = []
     for kind in kinds:
-        entry = next(
-            (e for e in run.of_kind("fault") if e.get("fault", {}).get("kind") == kind), None
-        )
+        entry = next(iter(_faults_of(run, kind)), None)
         if entry is None:
             return None
         found.append(entry)
@@ -205,17 +202,7 @@ def stdio_bad_lines_skipped(run: ScenarioRun) -> Verdict:
     description="A call whose server process exits mid-call fails promptly with an error, not a hang or a time-out",
 )
 def stdio_crash_surfaced(run: ScenarioRun) -> Verdict:
-    call = next(
-        (
-            o
-            for o in run.operations
-            if o.op == "call_tool" and (o.args.get("args") or [""])[0] == "crash"
-        ),
-        None,
-    )
-    crash = next(
-        (e for e in run.of_kind("fault") if e.get("fault", {}).get("kind") == "crash"), None
-    )
+    call, crash = first_operation(run, "call_tool", "crash"), _crash_fault(run)
     if call is None or crash is None:
         return missing(run, "a tools/call on which the server crashed")
     evidence = [crash, *op_evidence(call)]
@@ -227,6 +214,131 @@ def stdio_crash_surfaced(run: ScenarioRun) -> Verdict:
             evidence,
         )
     return passed(f"the crash was surfaced as an error after {call.seconds:.2f} s", evidence)
+
+
+def _crash_fault(run: ScenarioRun) -> dict[str, Any] | None:
+    return next(iter(_faults_of(run, "crash")), None)
+
+
+@check(
+    "http.dropped-connection-surfaced",
+    requirements=["HT-3", "LC-9"],
+    level="MUST",
+    transports=["http"],
+    revisions=STREAMABLE,
+    spec=TRANSPORTS + "#streamable-http",
+    description="A response whose connection breaks mid-body (a JSON body cut in half, an SSE "
+    "stream without event ids cut inside the response event) fails with an error (MUST: never "
+    "a result), promptly (SHOULD: not only when a time-out expires)",
+)
+def dropped_connection_surfaced(run: ScenarioRun) -> Verdict:
+    calls = [o for o in run.operations if o.op == "call_tool"][:2]  # the drive's order
+    drops = _faults_of(run, "drop_connection")
+    if len(calls) < 2 or not drops:
+        return missing(run, "tools/call whose connections broke mid-response")
+    evidence = [*drops[:2], *op_evidence(*calls)]
+    for operation in calls:
+        if operation.ok:
+            return fail(
+                f"a result was surfaced from a response cut short: {operation.value}", evidence
+            )
+    slow = [o for o in calls if (o.error or {}).get("kind") == "timeout"]
+    if slow:
+        return warn(
+            f"a broken connection was only noticed when a time-out expired ({slow[0].seconds:.1f} s)",
+            evidence,
+        )
+    return passed("the broken responses failed with errors, at once", evidence)
+
+
+@check(
+    "http.session-survives-dropped-connection",
+    requirements=["HT-3", "HT-9"],
+    level="SHOULD",
+    transports=["http"],
+    revisions=STREAMABLE,
+    spec=TRANSPORTS + "#session-management",
+    description="A broken connection ends one request, not the session (which ends by the "
+    "server's 404 or the client's DELETE): the next call works",
+)
+def session_survives_dropped_connection(run: ScenarioRun) -> Verdict:
+    calls = [o for o in run.operations if o.op == "call_tool"]
+    drops = _faults_of(run, "drop_connection")
+    if len(calls) < 3 or not drops:
+        return missing(run, "a tools/call whose connection broke, then more calls")
+    after = calls[2]
+    evidence = [drops[0], *op_evidence(after)]
+    if not after.ok or (after.value or {}).get("content") != [{"type": "text", "text": "4"}]:
+        return warn(
+            f"after a broken connection the next call failed: {after.error or after.value}",
+            evidence,
+        )
+    return passed("after the broken connections the next call worked", evidence)
+
+
+def _faults_of(run: ScenarioRun, kind: str) -> list[dict[str, Any]]:
+    return [e for e in run.of_kind("fault") if e.get("fault", {}).get("kind") == kind]
+
+
+async def calls_with_drops(session: Session) -> None:
+    if not (await session.connect()).ok:
+        return
+    await session.call("list_tools")
+    for a in (1, 2, 3):  # the first two connections break mid-response
+        await session.call("call_tool", "add", {"a": a, "b": 1})
+
+
+_RESTART_TOOLS = ["add", "crash"]  # what fixtures/stdio/restart.json lists
+
+
+@check(
+    "stdio.restart-after-exit",
+    requirements=["ST-5"],
+    level="SHOULD",
+    revisions=("2026-07-28",),
+    transports=["stdio"],
+    spec="basic/transports/stdio",
+    description="2026 stdio: after the server process exits unexpectedly, the client starts it "
+    "again and serves the next request (tools/list) from the new process",
+)
+def stdio_restart_after_exit(run: ScenarioRun) -> Verdict:
+    crash = _crash_fault(run)
+    crashed_call = first_operation(run, "call_tool", "crash")
+    # The list_tools asked after the crash (the first one came before it).
+    listing = run.operation("list_tools", 1)
+    if crash is None or crashed_call is None or listing is None:
+        return missing(run, "a crash of the server on a tools/call, then a list_tools")
+    # Each server process records a start entry; one after the crash is a new process.
+    restarts = [e for e in run.of_kind("start") if e["seq"] > crash["seq"]]
+    relisted = [e for e in run.requests("tools/list") if restarts and e["seq"] > restarts[0]["seq"]]
+    surfaced = listing.value if listing.ok else listing.error
+    if not restarts:
+        return warn(
+            f"the server was not started again after it exited; list_tools surfaced {surfaced}",
+            [crash, *op_evidence(crashed_call, listing)],
+        )
+    evidence = [crash, restarts[0], *relisted[:1], *op_evidence(listing)]
+    value = listing.value if listing.ok and isinstance(listing.value, dict) else {}
+    names = [t.get("name") for t in value.get("tools") or [] if isinstance(t, dict)]
+    if not relisted or names != _RESTART_TOOLS:
+        return warn(
+            "a new server process started, but the list_tools after the crash was not "
+            f"served by it: {surfaced}",
+            evidence,
+        )
+    return passed(
+        f"a new server process (pid {restarts[0].get('pid')}) started after the exit "
+        "and answered tools/list",
+        evidence,
+    )
+
+
+async def crash_then_list(session: Session) -> None:
+    if not (await session.connect()).ok:
+        return
+    await session.call("list_tools")
+    await session.call("call_tool", "crash", {})  # an error: the server exits mid-call
+    await session.call("list_tools")  # the client restarts the server to serve this
 
 
 async def noise_then_crash(session: Session) -> None:
@@ -417,18 +529,20 @@ async def list_then_call(session: Session) -> None:
 
 @check(
     "http.json-and-sse-answers",
-    requirements=["HT-3"],
+    requirements=["HT-3", "HM-6"],
     level="MUST",
     transports=["http"],
     revisions=(*STREAMABLE, "2026-07-28"),
     spec=TRANSPORTS + "#sending-messages-to-the-server",
-    description="Answers as application/json and as text/event-stream (with a notification first) both work",
+    description="Answers as application/json and as text/event-stream (comments and a "
+    "notification first, the response over several data: lines, in small chunks) both work",
 )
 def json_and_sse(run: ScenarioRun) -> Verdict:
     listing, call = run.operation("list_tools"), run.operation("call_tool")
-    if listing is None or call is None or not _posts(run):
-        return missing(run, "a tools/list and a tools/call over HTTP")
-    evidence = op_evidence(listing, call)
+    comments = [e for e in run.of_kind("sse_event") if e.get("event", {}).get("comments")]
+    if listing is None or call is None or not _posts(run) or not comments:
+        return missing(run, "a tools/list and a tools/call over HTTP, with SSE comments")
+    evidence = [*op_evidence(listing, call), comments[0]]
     if not listing.ok or [t.get("name") for t in (listing.value or {}).get("tools", [])] != ["add"]:
         return fail(
             f"the JSON answer to tools/list was not surfaced: {listing.error or listing.value}",
@@ -703,11 +817,7 @@ async def connect_by_url(session: Session) -> None:
     description="A request the caller abandons is cancelled with notifications/cancelled, not only by dropping the connection",
 )
 def cancel_explicitly(run: ScenarioRun) -> Verdict:
-    slow = [
-        e
-        for e in run.requests("tools/call")
-        if (e["message"].get("params") or {}).get("name") == "slow"
-    ]
+    slow = tool_calls(run, "slow")
     if not slow:
         return missing(run, "a tools/call that the caller abandons")
     request = slow[0]
@@ -746,6 +856,14 @@ SCENARIOS = [
         requires=frozenset({"tools"}),
     ),
     Scenario(
+        "stdio-restart",
+        "stdio/restart.json",
+        checks=("stdio.crash-surfaced", "stdio.restart-after-exit"),
+        drive=crash_then_list,
+        description="the server exits on a tools/call; the tools are listed again afterwards",
+        requires=frozenset({"tools"}),
+    ),
+    Scenario(
         "http-get-405",
         "http/get-405.json",
         checks=("http.get-405-tolerated", "http.accepts-202"),
@@ -773,6 +891,14 @@ SCENARIOS = [
         transports=("sse-legacy",),
         requires=frozenset({"tools"}),
         pin_version=False,
+    ),
+    Scenario(
+        "http-drop-connection",
+        "http/drop-connection.json",
+        checks=("http.dropped-connection-surfaced", "http.session-survives-dropped-connection"),
+        drive=calls_with_drops,
+        description="a JSON body and an SSE stream cut mid-response, then a call that must work",
+        requires=frozenset({"tools"}),
     ),
     Scenario(
         "http-cancel",

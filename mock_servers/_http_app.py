@@ -640,6 +640,9 @@ class HttpMock:
         if ex.path == self.settings.path:
             if ex.method == "GET":
                 await self._legacy_get(ex)
+            elif ex.method == "POST" and self.settings.legacy_post != "405":
+                status = int(self.settings.legacy_post)
+                await ex.respond_text(status, "Not Found" if status == 404 else "Bad Request")
             else:
                 await self._not_allowed(ex, ["GET"])
         elif ex.path == self.messages_path:

@@ -106,6 +106,9 @@ class HttpSettings:
     delete: Literal["accept", "405"] = "accept"
     reply_as: Literal["json", "sse"] = "json"
     check_origin: bool = True
+    legacy_post: Literal["405", "404", "400"] = "405"
+    """HTTP+SSE: how a POST to the SSE endpoint is refused (a client trying Streamable
+    HTTP first sees this, and falls back on any of the three)."""
 
 
 @dataclass(frozen=True)

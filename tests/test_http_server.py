@@ -869,6 +869,18 @@ async def test_legacy_sse_announces_the_endpoint_and_answers_on_the_stream() -> 
     assert (streamable.status_code, unknown.status_code, missing.status_code) == (405, 404, 400)
 
 
+@pytest.mark.parametrize(("name", "status"), [("legacy-404", 404), ("legacy-400", 400)])
+async def test_legacy_server_refuses_post_with_the_scripted_status(name: str, status: int) -> None:
+    app = create_app(fixture(f"http/{name}.json"), transport="sse-legacy")
+    async with in_process(app) as client:
+        refused = await client.post("/mcp", json=initialize_request("2024-11-05"))
+        get = {"accept": "text/event-stream"}
+        async with client.stream("GET", "/mcp", headers=get) as sse:
+            endpoint = await Events(sse).next()
+    assert refused.status_code == status
+    assert endpoint.event == "endpoint"
+
+
 # -- real clients on uvicorn -------------------------------------------------------------------
 
 

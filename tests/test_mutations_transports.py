@@ -400,6 +400,19 @@ class NoLegacyFallback(ReferenceClient):
         await self._initialize(revision)
 
 
+class FallsBackOnlyOn405(ReferenceClient):
+    """HT-12: tries HTTP+SSE after a 405, but gives up on a 400 or a 404."""
+
+    async def _handshake(self, target: Target, revision: str) -> None:
+        try:
+            await self._initialize(revision)
+        except ClientError as exc:
+            if getattr(exc, "http_status", None) != 405:
+                raise
+            await self._open_sse_legacy(target)
+            await self._initialize(revision)
+
+
 class _GuessesTheEndpoint(SseLegacyTransport):
     def _set_endpoint(self, data: str) -> None:
         super()._set_endpoint(data)
@@ -662,6 +675,16 @@ CASES = {
         AbandonsWithoutClosing,
         ("stateless-http-cancel", "2026-07-28", "http"),
         {"stateless.http-cancel-closes-stream": "WARN"},
+    ),
+    "falls-back-only-on-405": Case(
+        FallsBackOnlyOn405,
+        ("http-legacy-fallback-404", "2024-11-05", "sse-legacy"),
+        {"http.legacy-fallback": "WARN"},
+    ),
+    "falls-back-only-on-405-not-400": Case(
+        FallsBackOnlyOn405,
+        ("http-legacy-fallback-400", "2024-11-05", "sse-legacy"),
+        {"http.legacy-fallback": "WARN"},
     ),
     "takes-unknown-result-types": Case(
         TakesUnknownResultTypes,

@@ -893,6 +893,26 @@ SCENARIOS = [
         pin_version=False,
     ),
     Scenario(
+        "http-legacy-fallback-404",
+        "http/legacy-404.json",
+        checks=("http.legacy-fallback",),
+        drive=connect_by_url,
+        description="an HTTP+SSE server that refuses POST with 404, given to the client as a "
+        "plain HTTP URL; version unpinned",
+        requires=frozenset({"tools"}),
+        pin_version=False,
+    ),
+    Scenario(
+        "http-legacy-fallback-400",
+        "http/legacy-400.json",
+        checks=("http.legacy-fallback",),
+        drive=connect_by_url,
+        description="an HTTP+SSE server that refuses POST with 400, given to the client as a "
+        "plain HTTP URL; version unpinned",
+        requires=frozenset({"tools"}),
+        pin_version=False,
+    ),
+    Scenario(
         "http-drop-connection",
         "http/drop-connection.json",
         checks=("http.dropped-connection-surfaced", "http.session-survives-dropped-connection"),

@@ -176,7 +176,10 @@ REQUIREMENTS: dict[str, Requirement] = {
             ALL,
         ),
         Requirement(
-            "ELICIT", "elicitation declared; modes; unknown completions ignored", FROM_2025_06
+            "ELICIT",
+            "elicitation declared; modes; unknown completions ignored (pre-filling forms with "
+            "their defaults is a matter of the user interface: not judged)",
+            FROM_2025_06,
         ),
         Requirement(
             "MRTR", "input_required answered with requestState echoed and a new id", STATELESS

@@ -176,7 +176,7 @@ class Engine:
         self._responses: dict[RequestId, anyio.Event] = {}
         # Ids of the requests the mock sent: the client's answers to them are expected
         # even when no step matches them (the answers a `before` request awaits).
-        self._sent_request_ids: set[tuple[str, RequestId]] = set()
+        self._sent_request_ids: set[RequestId] = set()  # int or str: 1 and "1" stay apart
         server = script.server
         self.server_info: dict[str, Any] = dict(server.get("info") or default_server_info())
         self.capabilities: dict[str, Any] = dict(server.get("capabilities", {}))
@@ -205,7 +205,7 @@ class Engine:
                 else dict(step.raw["fault"])
             )
             if step.kind == "send" and "method" in payload and "id" in payload:
-                self._sent_request(payload["id"])
+                self._sent_request_ids.add(payload["id"])
             due.append(Action(step.kind, payload, step))
         return due
 
@@ -230,17 +230,13 @@ class Engine:
 
     def _awaited(self, before: list[dict[str, Any]]) -> list[RequestId]:
         ids = [m["id"] for m in before if "method" in m and "id" in m]
-        for request_id in ids:
-            self._sent_request(request_id)
+        self._sent_request_ids.update(ids)
         return ids
-
-    def _sent_request(self, request_id: RequestId) -> None:
-        self._sent_request_ids.add((type(request_id).__name__, request_id))
 
     def _answers_sent_request(self, message: Message) -> bool:
         if not isinstance(message, (Response, ErrorResponse)) or message.id is None:
             return False
-        return (type(message.id).__name__, message.id) in self._sent_request_ids
+        return message.id in self._sent_request_ids
 
     def _client_answered(self, request_id: RequestId) -> None:
         self._responses.setdefault(request_id, anyio.Event()).set()

@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from harness._run import Operation, ScenarioRun
-from harness._verdicts import Verdict, fail
+from harness._verdicts import Verdict, fail, passed
 
 __all__ = [
     "HANDSHAKE",
     "STATELESS",
     "answered",
     "body_messages",
+    "cancellations",
+    "cancelled_by_notification",
+    "cancelled_id",
     "dual_era_probes",
     "first_index",
     "first_operation",
@@ -23,6 +26,7 @@ __all__ = [
     "op_evidence",
     "requests_with",
     "response_to",
+    "same_id",
     "tool_calls",
 ]
 
@@ -81,6 +85,11 @@ def first_index(entries: Sequence[Mapping[str, Any]], method: str) -> int | None
     return None
 
 
+def same_id(a: Any, b: Any) -> bool:
+    """JSON-RPC ids are equal in value and in JSON type: "1" is not 1."""
+    return a == b and type(a) is type(b)
+
+
 def response_to(run: ScenarioRun, request: Mapping[str, Any]) -> dict[str, Any] | None:
     """The server's response entry for a client request entry (same id, later in time)."""
     request_id = request["message"].get("id")
@@ -90,11 +99,49 @@ def response_to(run: ScenarioRun, request: Mapping[str, Any]) -> dict[str, Any] 
             and entry["kind"] == "message"
             and entry["direction"] == "server"
             and "method" not in entry["message"]
-            and entry["message"].get("id") == request_id
-            and type(entry["message"].get("id")) is type(request_id)
+            and same_id(entry["message"].get("id"), request_id)
         ):
             return entry
     return None
+
+
+def cancellations(run: ScenarioRun) -> list[dict[str, Any]]:
+    """The client's notifications/cancelled, in order."""
+    return [
+        m for m in run.client_messages() if m["message"].get("method") == "notifications/cancelled"
+    ]
+
+
+def cancelled_id(entry: Mapping[str, Any]) -> Any:
+    params = entry["message"].get("params")
+    return params.get("requestId") if isinstance(params, dict) else None
+
+
+def cancelled_by_notification(
+    run: ScenarioRun,
+    tool: str,
+    breach: Callable[[str, Sequence[Mapping[str, Any]]], Verdict],
+    *,
+    what: str = "the abandoned request",
+    context: Sequence[Mapping[str, Any]] = (),
+) -> Verdict:
+    """Whether the client's first notifications/cancelled after its (first) tools/call of
+    `tool` names that request's id exactly; `breach` (fail or warn) says how bad it is if
+    not. `context` is evidence the caller adds (the operation)."""
+    sent = tool_calls(run, tool)
+    if not sent:
+        return missing(run, f"a tools/call of {tool}")
+    request = sent[0]
+    later = [c for c in cancellations(run) if c["seq"] > request["seq"]]
+    if not later:
+        return breach(
+            f"{what} was never cancelled with notifications/cancelled", [request, *context]
+        )
+    named, wanted = cancelled_id(later[0]), request["message"]["id"]
+    evidence = [request, later[0], *context]
+    if not same_id(named, wanted):
+        return breach(f"notifications/cancelled names {named!r}, not {what} {wanted!r}", evidence)
+    return passed(f"{what} was cancelled by notifications/cancelled naming its id", evidence)
 
 
 def answered(run: ScenarioRun, request: Mapping[str, Any]) -> bool:

@@ -18,11 +18,15 @@ from harness.clients._contract import Handlers
 from harness.suite._evidence import (
     HANDSHAKE,
     STATELESS,
+    cancellations,
+    cancelled_by_notification,
+    cancelled_id,
     first_operation,
     missing,
     op_evidence,
     requests_with,
     response_to,
+    same_id,
     tool_calls,
 )
 
@@ -50,7 +54,7 @@ def server_request(run: ScenarioRun, request_id: str | int) -> dict[str, Any] | 
             entry.get("direction") == "server"
             and isinstance(message, dict)
             and "method" in message
-            and _same_id(message.get("id"), request_id)
+            and same_id(message.get("id"), request_id)
         ):
             return entry
     return None
@@ -155,7 +159,7 @@ def answer_ids_exact(run: ScenarioRun) -> Verdict:
         request = server_request(run, wanted)
         if request is None:
             return missing(run, f"the server ping with id {wanted!r}")
-        exact = [a for a in answers if _same_id(a["message"].get("id"), wanted)]
+        exact = [a for a in answers if same_id(a["message"].get("id"), wanted)]
         if not exact:
             near = [a for a in answers if str(a["message"].get("id")).startswith(str(wanted)[:8])]
             shown = ", ".join(repr(a["message"].get("id")) for a in near) or "none"
@@ -331,21 +335,6 @@ def answers_well_formed(run: ScenarioRun) -> Verdict:
     return passed(f"{len(answers)} answers, each well-formed", answers[:4])
 
 
-def _cancellations(run: ScenarioRun) -> list[dict[str, Any]]:
-    return [
-        m for m in run.client_messages() if m["message"].get("method") == "notifications/cancelled"
-    ]
-
-
-def _cancelled_id(entry: Mapping[str, Any]) -> Any:
-    params = entry["message"].get("params")
-    return params.get("requestId") if isinstance(params, dict) else None
-
-
-def _same_id(a: Any, b: Any) -> bool:
-    return a == b and type(a) is type(b)
-
-
 async def cancel_and_race(session: Session) -> None:
     if not (await session.connect()).ok:
         return
@@ -371,17 +360,14 @@ def timeout_cancels(run: ScenarioRun) -> Verdict:
     sent, operation = tool_calls(run, "hang"), first_operation(run, "call_tool", "hang")
     if not sent or operation is None:
         return missing(run, "a tools/call of hang")
-    evidence = [sent[0], *op_evidence(operation)]
     if operation.ok:
-        return fail("a call that was never answered was reported as a success", evidence)
-    cancels = [
-        c for c in _cancellations(run) if _same_id(_cancelled_id(c), sent[0]["message"]["id"])
-    ]
-    if not cancels:
-        return warn(
-            "the timed-out request was never cancelled with notifications/cancelled", evidence
+        return fail(
+            "a call that was never answered was reported as a success",
+            [sent[0], *op_evidence(operation)],
         )
-    return passed("the timed-out request was cancelled by its id", [*evidence, cancels[0]])
+    return cancelled_by_notification(
+        run, "hang", warn, what="the timed-out request", context=op_evidence(operation)
+    )
 
 
 @check(
@@ -394,17 +380,7 @@ def timeout_cancels(run: ScenarioRun) -> Verdict:
     feature="tools",
 )
 def cancel_notifies(run: ScenarioRun) -> Verdict:
-    sent = tool_calls(run, "slow")
-    if not sent:
-        return missing(run, "a tools/call of slow")
-    cancels = [
-        c for c in _cancellations(run) if _same_id(_cancelled_id(c), sent[0]["message"]["id"])
-    ]
-    if not cancels:
-        return warn(
-            "the abandoned request was not cancelled with notifications/cancelled", [sent[0]]
-        )
-    return passed("the abandoned request was cancelled by its id", [sent[0], cancels[0]])
+    return cancelled_by_notification(run, "slow", warn)
 
 
 @check(
@@ -417,17 +393,17 @@ def cancel_notifies(run: ScenarioRun) -> Verdict:
     feature="cancel",
 )
 def cancel_only_in_flight(run: ScenarioRun) -> Verdict:
-    cancels = _cancellations(run)
+    cancels = cancellations(run)
     if not cancels:
         return missing(run, "a notifications/cancelled from the client")
     requests = run.requests()
     for cancel in cancels:
-        request_id = _cancelled_id(cancel)
+        request_id = cancelled_id(cancel)
         request = next(
             (
                 r
                 for r in requests
-                if r["seq"] < cancel["seq"] and _same_id(r["message"]["id"], request_id)
+                if r["seq"] < cancel["seq"] and same_id(r["message"]["id"], request_id)
             ),
             None,
         )

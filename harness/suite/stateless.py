@@ -15,6 +15,7 @@ from harness.clients._contract import Handlers
 from harness.suite._evidence import (
     STATELESS,
     body_messages,
+    cancelled_by_notification,
     first_operation,
     header,
     http_requests,
@@ -223,27 +224,7 @@ def http_post_only(run: ScenarioRun) -> Verdict:
     description="2026 stdio: a request the caller abandons is cancelled with notifications/cancelled naming its id",
 )
 def stdio_cancel_notification(run: ScenarioRun) -> Verdict:
-    slow = tool_calls(run, "slow")
-    if not slow:
-        return missing(run, "a tools/call that the caller abandons")
-    request = slow[0]
-    cancels = [
-        m
-        for m in run.client_messages()
-        if m["message"].get("method") == "notifications/cancelled" and m["seq"] > request["seq"]
-    ]
-    if not cancels:
-        return fail(
-            "the abandoned request was never cancelled with notifications/cancelled", [request]
-        )
-    named = (cancels[0]["message"].get("params") or {}).get("requestId")
-    wanted = request["message"]["id"]
-    if named != wanted or type(named) is not type(wanted):
-        return fail(
-            f"notifications/cancelled names {named!r}, not the request {wanted!r}",
-            [request, cancels[0]],
-        )
-    return passed("the abandoned request was cancelled by notification", [request, cancels[0]])
+    return cancelled_by_notification(run, "slow", fail)
 
 
 @check(

@@ -18,13 +18,13 @@ from harness._verdicts import Verdict, fail, passed, warn
 from harness.clients._contract import HttpTarget, StdioTarget
 from harness.suite._evidence import (
     body_messages,
+    cancelled_by_notification,
     first_operation,
     header,
     http_requests,
     missing,
     op_evidence,
     requests_with,
-    tool_calls,
 )
 
 __all__ = ["SCENARIOS"]
@@ -817,25 +817,7 @@ async def connect_by_url(session: Session) -> None:
     description="A request the caller abandons is cancelled with notifications/cancelled, not only by dropping the connection",
 )
 def cancel_explicitly(run: ScenarioRun) -> Verdict:
-    slow = tool_calls(run, "slow")
-    if not slow:
-        return missing(run, "a tools/call that the caller abandons")
-    request = slow[0]
-    cancels = [
-        m
-        for m in run.client_messages()
-        if m["message"].get("method") == "notifications/cancelled" and m["seq"] > request["seq"]
-    ]
-    if not cancels:
-        return warn(
-            "the abandoned request was not cancelled with notifications/cancelled", [request]
-        )
-    named = (cancels[0]["message"].get("params") or {}).get("requestId")
-    if named != request["message"]["id"]:
-        return warn(
-            f"notifications/cancelled names {named!r}, not the request", [request, cancels[0]]
-        )
-    return passed("the abandoned request was cancelled by notification", [request, cancels[0]])
+    return cancelled_by_notification(run, "slow", warn)
 
 
 async def abandon_a_call(session: Session) -> None:

@@ -15,6 +15,7 @@ from harness._revisions import REVISIONS
 
 if TYPE_CHECKING:
     from harness._run import ScenarioRun
+    from harness._triggers import Trigger
     from harness._verdicts import Verdict
 
 __all__ = ["CATALOGUE", "SPEC_SITE", "TRANSPORTS", "Check", "Level", "check"]
@@ -39,6 +40,12 @@ class Check:
     judge: Judge
     feature: str | None = None
     """A feature the client must declare for the check to apply (otherwise SKIP)."""
+    trigger: Trigger | None = None
+    """The exchange the check is about: absent, the item is N/A or BLOCKED, and a PASS
+    must cite it (harness/_judging.py)."""
+    independent_of: tuple[str, ...] = ()
+    """Root causes (harness/_preconditions.py) that do not block this check: it judges
+    what the client sent before, or regardless of, that failure."""
 
     def spec_url(self, revision: str) -> str:
         return f"{SPEC_SITE}/{revision}/{self.spec}"
@@ -60,6 +67,8 @@ def check(
     revisions: Iterable[str] = REVISIONS,
     transports: Iterable[str] = TRANSPORTS,
     feature: str | None = None,
+    trigger: Trigger | None = None,
+    independent_of: Iterable[str] = (),
 ) -> Callable[[Judge], Judge]:
     """Register the decorated judge as check `check_id`."""
 
@@ -76,6 +85,8 @@ def check(
             description=description,
             judge=judge,
             feature=feature,
+            trigger=trigger,
+            independent_of=tuple(independent_of),
         )
         return judge
 

@@ -9,11 +9,27 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["format_evidence", "matrix", "summary_line", "write_reports"]
+__all__ = [
+    "format_evidence",
+    "matrix",
+    "root_cause_lines",
+    "root_causes",
+    "summary_line",
+    "write_reports",
+]
 
-# Worst first: a cell of the matrix shows the worst verdict among its items.
-_ORDER = ("FAIL", "WARN", "PASS", "SKIP")
-_MARK = {"PASS": "PASS", "FAIL": "FAIL", "WARN": "WARN", "SKIP": "skip", None: ""}
+# Worst first: a cell of the matrix shows the worst verdict among its items (a check
+# seen to pass in one scenario of a column and not applicable in another passed there).
+_ORDER = ("FAIL", "BLOCKED", "WARN", "PASS", "N/A", "SKIP")
+_MARK = {
+    "PASS": "PASS",
+    "FAIL": "FAIL",
+    "WARN": "WARN",
+    "BLOCKED": "blkd",
+    "N/A": "n/a",
+    "SKIP": "skip",
+    None: "",
+}
 
 
 def _short(value: Any, limit: int = 160) -> str:
@@ -53,11 +69,40 @@ def format_evidence(evidence: Iterable[Mapping[str, Any]]) -> list[str]:
 
 
 def summary_line(results: Sequence[Mapping[str, Any]]) -> str:
+    """`N items of M checks for <client>: ...`: an item is one check judged on one run."""
     counts = Counter(str(r["status"]) for r in results)
     parts = ", ".join(f"{counts[s]} {s}" for s in _ORDER if counts[s])
     clients = sorted({str(r.get("client")) for r in results if r.get("client")})
     who = f" for {', '.join(clients)}" if clients else ""
-    return f"mcp-testbench: {len(results)} checks{who}: {parts or 'none ran'}"
+    checks = len({r.get("check") for r in results})
+    return f"mcp-testbench: {len(results)} items of {checks} checks{who}: {parts or 'none ran'}"
+
+
+def root_causes(results: Sequence[Mapping[str, Any]]) -> list[tuple[str, str, int, str]]:
+    """What to fix first: (root cause, its own verdict, items it blocks, why), most
+    blocking first. A root cause is a check (its worst verdict in this run, or "not
+    judged" when no scenario of the run judged it) or a failure of the client itself."""
+    blocked = Counter(str(r["root"]) for r in results if r["status"] == "BLOCKED")
+    reasons = {str(r["root"]): str(r["reason"]) for r in results if r["status"] == "BLOCKED"}
+    own: dict[str, str] = {}
+    for r in results:
+        current = own.get(str(r["check"]))
+        status = str(r["status"])
+        if current is None or _ORDER.index(status) < _ORDER.index(current):
+            own[str(r["check"])] = status
+    rows = []
+    for root, count in blocked.most_common():
+        verdict = own.get(root, "FAIL" if root.startswith("client.") else "not judged")
+        why = reasons[root].split(": ", 1)[-1]
+        rows.append((root, verdict, count, why))
+    return rows
+
+
+def root_cause_lines(results: Sequence[Mapping[str, Any]]) -> list[str]:
+    return [
+        f"{root} {verdict} blocks {count} item{'s' if count != 1 else ''}: {why}"
+        for root, verdict, count, why in root_causes(results)
+    ]
 
 
 def matrix(
@@ -82,15 +127,18 @@ def matrix(
 def _markdown(results: Sequence[Mapping[str, Any]]) -> str:
     columns, rows = matrix(results)
     out = ["# MCP client conformance", "", summary_line(results), ""]
+    roots = root_cause_lines(results)
+    if roots:
+        out += ["## Root causes (fix these first)", "", *[f"- {line}" for line in roots], ""]
     out.append("| check | requirement | " + " | ".join(columns) + " |")
     out.append("|---|---|" + "---|" * len(columns))
     for check, level, row in rows:
         out.append(
             f"| {check} | {level} | " + " | ".join(_MARK[row.get(c)] for c in columns) + " |"
         )
-    failures = [r for r in results if r["status"] in ("FAIL", "WARN")]
+    failures = [r for r in results if r["status"] in ("FAIL", "WARN", "N/A")]
     if failures:
-        out += ["", "## Failures and warnings", ""]
+        out += ["", "## Failures, warnings and what was not applicable", ""]
         for r in failures:
             out.append(f"- **{r['status']}** `{r['id']}`: {r['reason']} ({r['spec']})")
     return "\n".join(out) + "\n"
@@ -98,7 +146,14 @@ def _markdown(results: Sequence[Mapping[str, Any]]) -> str:
 
 def _html(results: Sequence[Mapping[str, Any]]) -> str:
     columns, rows = matrix(results)
-    colour = {"PASS": "#c8f7c5", "FAIL": "#f7c5c5", "WARN": "#f7ecc5", "SKIP": "#e8e8e8"}
+    colour = {
+        "PASS": "#c8f7c5",
+        "FAIL": "#f7c5c5",
+        "BLOCKED": "#e7b5e7",
+        "WARN": "#f7ecc5",
+        "N/A": "#f4f4f4",
+        "SKIP": "#e8e8e8",
+    }
     head = "".join(f"<th>{html.escape(c)}</th>" for c in columns)
     body = []
     for check, level, row in rows:
@@ -111,14 +166,17 @@ def _html(results: Sequence[Mapping[str, Any]]) -> str:
         f"<li><b>{r['status']}</b> <code>{html.escape(str(r['id']))}</code>: {html.escape(str(r['reason']))}"
         f' (<a href="{html.escape(str(r["spec"]))}">spec</a>)</li>'
         for r in results
-        if r["status"] in ("FAIL", "WARN")
+        if r["status"] in ("FAIL", "WARN", "N/A")
     )
     return (
         "<!doctype html><html><head><meta charset='utf-8'><title>MCP client conformance</title>"
         "<style>body{font-family:sans-serif}table{border-collapse:collapse}td,th{border:1px solid #999;"
         "padding:2px 6px;font-size:13px}</style></head><body>"
         f"<h1>MCP client conformance</h1><p>{html.escape(summary_line(results))}</p>"
-        f"<table><tr><th>check</th><th>requirement</th>{head}</tr>{''.join(body)}</table>"
+        + "".join(
+            f"<p><b>root cause</b> {html.escape(line)}</p>" for line in root_cause_lines(results)
+        )
+        + f"<table><tr><th>check</th><th>requirement</th>{head}</tr>{''.join(body)}</table>"
         f"<ul>{details}</ul></body></html>\n"
     )
 

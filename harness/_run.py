@@ -63,6 +63,17 @@ class Operation:
     def ok(self) -> bool:
         return self.error is None
 
+    @property
+    def hung(self) -> bool:
+        """No answer within the harness's bound: a hang, never a refusal."""
+        return self.error is not None and self.error.get("kind") == "hang"
+
+    @property
+    def reported(self) -> bool:
+        """The client reported a failure to its caller, in time: not a hang, and not a
+        crash (an unexpected exception, a driver that died)."""
+        return self.error is not None and self.error.get("kind") not in ("hang", "crash")
+
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"op": self.op, "args": self.args, "seconds": round(self.seconds, 3)}
         if self.error is None:
@@ -109,13 +120,13 @@ class Session:
             record.error = exc.to_json()
         except TimeoutError:
             record.error = {
-                "kind": "timeout",
+                "kind": "hang",
                 "code": None,
-                "message": "the client did not return in time",
+                "message": f"the client did not return within {self.options.timeout * 2:g} s",
             }
-        except Exception as exc:  # a client that raises anything else surfaced *something*
+        except Exception as exc:  # not a ClientError: a crash, never a report
             record.error = {
-                "kind": "other",
+                "kind": "crash",
                 "code": None,
                 "message": f"{type(exc).__name__}: {exc}",
             }
@@ -158,6 +169,12 @@ class Scenario:
     pin_version: bool = True
     """Ask the client for the run's revision (ConnectOptions.protocol_version); False: the
     client picks the version it offers itself (LC-2)."""
+    connect_may_fail: bool = False
+    """The scenario provokes a failed connection (an unsupported version): a failed
+    connect is what its checks judge, not a precondition that blocks them."""
+    local_answers: frozenset[str] = frozenset()
+    """Operations the client may rightly answer without a request (a list the server
+    declared no capability for): no root cause when it does."""
 
     def load(self) -> Script:
         return load_script(fixtures_root() / self.script)
@@ -184,6 +201,10 @@ class ScenarioRun:
     events: list[ClientEvent] = field(default_factory=list)
     harness_error: str | None = None
     """Why the run could not be completed (factory failed, client hung...)."""
+    start_error: str | None = None
+    """Why the client could not be created or started (then nothing else was tried)."""
+    cache: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    """What judging derives once per run (root causes)."""
     diagnostics: str = ""
     """What the client printed on the side (a driver's stderr), for failure reports."""
     seconds: float = 0.0
@@ -307,7 +328,9 @@ async def _drive(
     try:
         client = factory()
     except Exception as exc:
-        run.harness_error = f"the client factory failed: {type(exc).__name__}: {exc}"
+        run.harness_error = run.start_error = (
+            f"the client factory failed: {type(exc).__name__}: {exc}"
+        )
         return
     prepare = getattr(client, "prepare", None)
     if prepare is not None:  # optional: a client that must start before it can say who it is
@@ -315,7 +338,9 @@ async def _drive(
             with anyio.fail_after(op_timeout * 3):
                 await prepare()
         except Exception as exc:
-            run.harness_error = f"the client could not start: {type(exc).__name__}: {exc}"
+            run.harness_error = run.start_error = (
+                f"the client could not start: {type(exc).__name__}: {exc}"
+            )
             run.diagnostics = str(getattr(client, "diagnostics", "") or "")
             with anyio.move_on_after(op_timeout, shield=True):
                 await client.close()
@@ -361,7 +386,7 @@ async def _drive(
                         "close",
                         {},
                         error={
-                            "kind": "other",
+                            "kind": "crash",
                             "code": None,
                             "message": f"{type(exc).__name__}: {exc}",
                         },

@@ -1,4 +1,22 @@
-"""Verdicts: what a check concludes, with the evidence it concluded it from."""
+"""Verdicts: what a check concludes, with the evidence it concluded it from.
+
+Six statuses, and a `kind` that says which branch of a check produced the verdict (the
+mutation tests compare kinds, so a FAIL for want of evidence never passes for a FAIL
+that found the violation):
+
+    PASS     kind "seen"            the behaviour the check names was seen, and it was right
+    FAIL     kind "violation"       a MUST was violated (the evidence shows how)
+    WARN     kind "violation"       a SHOULD was violated
+    SKIP     kind "declared"        the client *declared* it does not support what the check
+                                    needs; never from what the client did
+    N/A      kind "not-applicable"  the condition the check is about never arose (why)
+    BLOCKED  kind "blocked"         a precondition failed, so the check could not be judged;
+                                    `root` names the root cause (a check id such as
+                                    "http.session-id-echoed", or "client.connect", ...)
+
+Neither N/A nor BLOCKED is ever a pass. A BLOCKED item fails the run like a FAIL: what
+blocked it is a defect to fix first (the reports lead with root causes).
+"""
 
 from __future__ import annotations
 
@@ -7,14 +25,40 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Status", "Verdict", "fail", "passed", "skip", "warn"]
+__all__ = [
+    "Status",
+    "Verdict",
+    "blocked",
+    "fail",
+    "not_applicable",
+    "passed",
+    "skip",
+    "warn",
+]
 
 
 class Status(str, enum.Enum):
     PASS = "PASS"
-    FAIL = "FAIL"  # a MUST was violated, or the exchange the check needs never happened
-    WARN = "WARN"  # a SHOULD was violated
-    SKIP = "SKIP"  # the client declared that it does not support the feature
+    FAIL = "FAIL"
+    WARN = "WARN"
+    SKIP = "SKIP"
+    NOT_APPLICABLE = "N/A"
+    BLOCKED = "BLOCKED"
+
+    @property
+    def failing(self) -> bool:
+        """Whether an item with this status fails the run."""
+        return self in (Status.FAIL, Status.BLOCKED)
+
+
+_KINDS = {
+    Status.PASS: ("seen",),
+    Status.FAIL: ("violation", "harness"),
+    Status.WARN: ("violation",),
+    Status.SKIP: ("declared",),
+    Status.NOT_APPLICABLE: ("not-applicable",),
+    Status.BLOCKED: ("blocked", "harness"),
+}
 
 
 @dataclass(frozen=True)
@@ -22,14 +66,37 @@ class Verdict:
     status: Status
     reason: str
     evidence: tuple[Mapping[str, Any], ...] = field(default=())
+    kind: str = ""
+    """Which branch decided: see the module docstring. Defaults from the status."""
+    root: str | None = None
+    """BLOCKED only: the root cause's id (a check id, or "client.<operation>", ...)."""
 
     def __post_init__(self) -> None:
+        if not self.kind:
+            object.__setattr__(self, "kind", _KINDS[self.status][0])
+        if self.kind not in _KINDS[self.status]:
+            raise ValueError(f"a {self.status.value} cannot be of kind {self.kind!r}")
         # The rule the whole suite rests on: a check without evidence is never a pass.
-        if self.status is Status.PASS and not self.evidence:
-            raise ValueError(f"a PASS needs evidence: {self.reason}")
+        if self.status is Status.PASS and not any(_is_record(e) for e in self.evidence):
+            raise ValueError(f"a PASS needs evidence from the run: {self.reason}")
+        if (self.status is Status.BLOCKED) != (self.root is not None):
+            raise ValueError("a BLOCKED verdict, and only that, names its root cause")
 
     def to_json(self) -> dict[str, Any]:
-        return {"status": self.status.value, "reason": self.reason, "evidence": list(self.evidence)}
+        out: dict[str, Any] = {
+            "status": self.status.value,
+            "kind": self.kind,
+            "reason": self.reason,
+            "evidence": list(self.evidence),
+        }
+        if self.root is not None:
+            out["root"] = self.root
+        return out
+
+
+def _is_record(item: Mapping[str, Any]) -> bool:
+    """A transcript entry (it has a sequence number) or an operation the harness asked."""
+    return "seq" in item or "op" in item
 
 
 def passed(reason: str, evidence: Sequence[Mapping[str, Any]]) -> Verdict:
@@ -46,3 +113,11 @@ def warn(reason: str, evidence: Sequence[Mapping[str, Any]] = ()) -> Verdict:
 
 def skip(reason: str) -> Verdict:
     return Verdict(Status.SKIP, reason)
+
+
+def not_applicable(reason: str, evidence: Sequence[Mapping[str, Any]] = ()) -> Verdict:
+    return Verdict(Status.NOT_APPLICABLE, reason, tuple(evidence))
+
+
+def blocked(root: str, reason: str, evidence: Sequence[Mapping[str, Any]] = ()) -> Verdict:
+    return Verdict(Status.BLOCKED, reason, tuple(evidence), root=root)

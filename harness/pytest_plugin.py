@@ -337,10 +337,12 @@ def _run_check(mcp_client_factory: Callable[[], McpClient], request: pytest.Fixt
     verdict = judge(item.mcp_check, run)
     item.mcp_verdict = verdict
     item.user_properties.append((_RESULT_PROPERTY, _result(item, run, verdict)))
-    if verdict.status is Status.FAIL:
+    if verdict.status.failing:
         raise McpCheckFailed(_explain(item, run, verdict))
     if verdict.status is Status.SKIP:
         pytest.skip(verdict.reason)
+    if verdict.status is Status.NOT_APPLICABLE:
+        pytest.skip(f"N/A: {verdict.reason}")
 
 
 def _result(item: McpCheckItem, run: ScenarioRun, verdict: Verdict) -> dict[str, Any]:
@@ -373,6 +375,8 @@ def _explain(item: McpCheckItem, run: ScenarioRun, verdict: Verdict) -> str:
         f"  spec: {check.spec_url(run.revision)}",
         f"  why: {verdict.reason}",
     ]
+    if verdict.root is not None:
+        lines.append(f"  root cause: {verdict.root} (fix that first; this check was not judged)")
     if verdict.evidence:
         lines.append("  evidence:")
         lines += [f"    {line}" for line in format_evidence(verdict.evidence)]
@@ -391,11 +395,20 @@ def _reported_status(report: pytest.TestReport) -> str | None:
     return None
 
 
+# Statuses that pytest has no word for get their own category, letter and word: they
+# show in the progress line and in the closing counts ("3 blocked, 12 not applicable").
+_CATEGORIES = {
+    "WARN": ("warned", "W", ("WARN", {"yellow": True})),
+    "BLOCKED": ("blocked", "B", ("BLOCKED", {"red": True})),
+    "N/A": ("not applicable", "n", ("N/A", {"yellow": True})),
+}
+
+
 def pytest_report_teststatus(
     report: pytest.TestReport, config: pytest.Config
 ) -> tuple[str, str, Any] | None:
-    if report.when == "call" and report.passed and _reported_status(report) == "WARN":
-        return "warned", "W", ("WARN", {"yellow": True})
+    if report.when == "call" and not hasattr(report, "wasxfail"):  # a baselined item is xfail
+        return _CATEGORIES.get(_reported_status(report) or "")
     return None
 
 
@@ -425,11 +438,16 @@ class _Recorder:
                 self.results.append(value)
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        from harness._report import summary_line, write_reports
+        from harness._report import root_cause_lines, summary_line, write_reports
 
         for path in self.config.getoption("mcp_report") or []:
             write_reports(self.results, Path(path))
             terminalreporter.write_line(f"mcp-testbench: wrote {path}")
+        roots = root_cause_lines(self.results)
+        if roots:
+            terminalreporter.write_line("mcp-testbench: root causes (fix these first):", red=True)
+            for line in roots:
+                terminalreporter.write_line(f"  {line}")
         terminalreporter.write_line(summary_line(self.results))
         for entry in self.config.stash.get(_STASH_UNMATCHED, []):
             terminalreporter.write_line(

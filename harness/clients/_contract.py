@@ -46,7 +46,9 @@ FEATURES = frozenset(
     }
 )
 
-ErrorKind = Literal["protocol", "transport", "timeout", "unsupported", "tool", "other"]
+ErrorKind = Literal[
+    "protocol", "transport", "timeout", "unsupported", "tool", "other", "hang", "crash"
+]
 
 
 class ClientError(Exception):
@@ -55,7 +57,10 @@ class ClientError(Exception):
     `kind` says what failed: `protocol` (the server answered with a JSON-RPC error; `code`
     is its code), `transport` (connection, HTTP status, process exit), `timeout`,
     `unsupported`, `tool` (the client turned an `isError` tool result into an exception;
-    `message` carries the content), or `other`.
+    `message` carries the content), or `other`. Two kinds are the harness's own, never a
+    client's report: `hang` (no answer within the harness's bound) and `crash` (the client
+    or its driver died, or broke the contract); checks never read them as the client
+    having reported a problem.
     """
 
     def __init__(self, kind: ErrorKind, message: str, code: int | None = None) -> None:

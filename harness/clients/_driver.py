@@ -107,7 +107,7 @@ class DriverClient:
             )
         except OSError as exc:
             raise ClientError(
-                "transport", f"cannot start the driver {self.argv[0]!r}: {exc.strerror or exc}"
+                "crash", f"cannot start the driver {self.argv[0]!r}: {exc.strerror or exc}"
             ) from None
         self._tasks = [
             loop.create_task(self._read_stdout()),
@@ -120,7 +120,7 @@ class DriverClient:
         except asyncio.TimeoutError:
             self._hello_seen.cancel()  # a later exit must not leave an unretrieved exception
             raise ClientError(
-                "timeout", f"the driver printed no hello line within {self._hello_timeout:g} s"
+                "hang", f"the driver printed no hello line within {self._hello_timeout:g} s"
             ) from None
 
     async def _read_stdout(self) -> None:
@@ -138,13 +138,13 @@ class DriverClient:
             self._dispatch(line)
         code = await self._process.wait()
         self._exit_note = f"[mcp-testbench] the driver exited with code {code}"
-        failure = ClientError("transport", f"the driver exited (code {code}) before replying")
+        failure = ClientError("crash", f"the driver exited (code {code}) before replying")
         for future in self._pending.values():
             if not future.done():
                 future.set_exception(failure)
         if self._hello_seen is not None and not self._hello_seen.done():
             self._hello_seen.set_exception(
-                ClientError("transport", f"the driver exited (code {code}) without a hello line")
+                ClientError("crash", f"the driver exited (code {code}) without a hello line")
             )
 
     async def _read_stderr(self) -> None:
@@ -210,7 +210,7 @@ class DriverClient:
         assert process is not None
         assert process.stdin is not None
         if self._exit_note:  # the driver is gone: no reply can come
-            raise ClientError("transport", f"the driver has exited; cannot send {op}")
+            raise ClientError("crash", f"the driver has exited; cannot send {op}")
         command_id = self._next_id
         self._next_id += 1
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
@@ -221,12 +221,12 @@ class DriverClient:
             await process.stdin.drain()
         except (ConnectionError, RuntimeError) as exc:
             self._pending.pop(command_id, None)
-            raise ClientError("transport", f"cannot write to the driver: {exc}") from None
+            raise ClientError("crash", f"cannot write to the driver: {exc}") from None
         try:
             reply = await asyncio.wait_for(asyncio.shield(future), timeout)
         except asyncio.TimeoutError:
             raise ClientError(
-                "timeout", f"the driver did not reply to {op} within {timeout:g} s"
+                "hang", f"the driver did not reply to {op} within {timeout:g} s"
             ) from None
         except asyncio.CancelledError:
             # Cancelling the caller is how the harness asks for a cancellation.
@@ -363,5 +363,5 @@ def _transport(target: Target) -> dict[str, Any]:
 
 def _object(value: Any) -> dict[str, Any]:
     if not isinstance(value, dict):
-        raise ClientError("other", f"the driver's value is not a JSON object: {value!r}")
+        raise ClientError("crash", f"the driver's value is not a JSON object: {value!r}")
     return value

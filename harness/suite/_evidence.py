@@ -6,8 +6,10 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from harness._jsonvalue import same_json
+from harness._judging import not_judged
 from harness._run import Operation, ScenarioRun
-from harness._verdicts import Verdict, fail, passed
+from harness._verdicts import Verdict, passed
 
 __all__ = [
     "HANDSHAKE",
@@ -52,10 +54,10 @@ def dual_era_probes(run: ScenarioRun) -> list[dict[str, Any]]:
 
 
 def missing(run: ScenarioRun, what: str) -> Verdict:
-    """FAIL because the exchange a check needs never happened (never a pass)."""
-    why = f"; {run.harness_error}" if run.harness_error else ""
-    ops = [o.to_json() for o in run.operations if not o.ok][:3]
-    return fail(f"{what} never happened{why}", ops)
+    """The exchange a check needs never happened: BLOCKED by the operation that failed
+    or hung on the way, or N/A when nothing failed (never a pass, never a FAIL of the
+    requirement, which was not tested)."""
+    return not_judged(run, what)
 
 
 def header(entry: Mapping[str, Any], name: str) -> str | None:
@@ -87,7 +89,7 @@ def first_index(entries: Sequence[Mapping[str, Any]], method: str) -> int | None
 
 def same_id(a: Any, b: Any) -> bool:
     """JSON-RPC ids are equal in value and in JSON type: "1" is not 1."""
-    return a == b and type(a) is type(b)
+    return same_json(a, b)
 
 
 def response_to(run: ScenarioRun, request: Mapping[str, Any]) -> dict[str, Any] | None:

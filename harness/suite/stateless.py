@@ -745,6 +745,7 @@ SCENARIOS = [
         description="unpinned version; a modern server refuses server/discover with -32022",
         requires=frozenset({"tools"}),
         pin_version=False,
+        connect_may_fail=True,
     ),
     Scenario(
         "stateless-mrtr",

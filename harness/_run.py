@@ -12,6 +12,9 @@ blocks (even in synchronous code) costs the suite one time-out, never a hang.
 
 from __future__ import annotations
 
+import contextlib
+import os
+import socket
 import tempfile
 import threading
 import time
@@ -36,7 +39,7 @@ from harness.clients._contract import (
 )
 from mock_servers._fixtures import fixtures_root
 from mock_servers._script import Script, load_script
-from mock_servers._transcript import read_transcript
+from mock_servers._transcript import NOTIFY_SUFFIX, read_transcript
 
 __all__ = ["Operation", "Scenario", "ScenarioRun", "Session", "execute"]
 
@@ -83,15 +86,75 @@ class Operation:
         return out
 
 
+Entries = list[dict[str, Any]]
+
+
+class TranscriptWatch:
+    """Wakes a waiting drive when the mock records an entry, instead of a timer.
+
+    The mock's transcript pings the Unix datagram socket `<transcript>.notify` for every
+    entry it writes (mock_servers/_transcript.py); the watch binds that socket before the
+    mock starts, and re-reads the file on each ping until what it waits for is there.
+    """
+
+    def __init__(self, transcript_path: Path) -> None:
+        self.path = transcript_path
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.sock.bind(f"{transcript_path}{NOTIFY_SUFFIX}")
+        self.sock.setblocking(False)
+
+    def entries(self) -> Entries:
+        try:
+            return list(read_transcript(self.path).get("entries", []))
+        except (OSError, ValueError):  # not written yet
+            return []
+
+    async def until(self, seen: Callable[[Entries], bool], bound: float) -> bool:
+        """Whether `seen(entries)` became true within `bound` seconds."""
+        with anyio.move_on_after(bound):
+            while not seen(self.entries()):
+                await anyio.wait_socket_readable(self.sock)
+                with contextlib.suppress(OSError):
+                    while self.sock.recv(4096):
+                        pass
+            return True
+        return False
+
+    def close(self) -> None:
+        self.sock.close()
+        with contextlib.suppress(OSError):
+            os.unlink(f"{self.path}{NOTIFY_SUFFIX}")
+
+
 class Session:
     """What a scenario's `drive` function uses: the client, with every call recorded."""
 
-    def __init__(self, client: McpClient, target: Target, options: ConnectOptions) -> None:
+    def __init__(
+        self,
+        client: McpClient,
+        target: Target,
+        options: ConnectOptions,
+        watch: TranscriptWatch | None = None,
+    ) -> None:
         self.client = client
         self.target = target
         self.options = options
         self.operations: list[Operation] = []
         self.events: list[ClientEvent] = []
+        self.watch = watch
+        self.waits: list[dict[str, Any]] = []
+
+    async def until(
+        self, what: str, seen: Callable[[Entries], bool], bound: float | None = None
+    ) -> bool:
+        """Wait, bounded (default: the run's per-operation time-out), until the transcript
+        shows what `seen` looks for; never raises. Every wait is kept in the run's record
+        (`ScenarioRun.waits`), so a judge can tell "it never came" from "we did not wait"."""
+        limit = self.options.timeout if bound is None else bound
+        start = time.monotonic()
+        ok = self.watch is not None and await self.watch.until(seen, limit)
+        self.waits.append({"wait": what, "seen": ok, "seconds": round(time.monotonic() - start, 3)})
+        return ok
 
     async def call(self, op: str, /, *args: Any, **kwargs: Any) -> Operation:
         """Run `client.<op>(*args, **kwargs)` bounded in time; never raises.
@@ -199,6 +262,8 @@ class ScenarioRun:
     transcript: Mapping[str, Any] = field(default_factory=dict)
     operations: list[Operation] = field(default_factory=list)
     events: list[ClientEvent] = field(default_factory=list)
+    waits: list[dict[str, Any]] = field(default_factory=list)
+    """The drive's bounded waits for transcript entries, and whether each was seen."""
     harness_error: str | None = None
     """Why the run could not be completed (factory failed, client hung...)."""
     start_error: str | None = None
@@ -358,20 +423,28 @@ async def _drive(
         timeout=op_timeout,
         on_event=events.append,
     )
+    watch = TranscriptWatch(transcript_path)
     server = None
-    if run.transport != "stdio":
-        from mock_servers._http import HttpMockServer
-
-        server = HttpMockServer(
-            script, revision=run.revision, transport=run.transport, transcript_path=transcript_path
-        )
-        server.start()
     try:
+        if run.transport != "stdio":
+            from mock_servers._http import HttpMockServer
+
+            server = HttpMockServer(
+                script,
+                revision=run.revision,
+                transport=run.transport,
+                transcript_path=transcript_path,
+            )
+            server.start()
         url = server.url if server is not None else ""
         session = Session(
-            client, _target(run.transport, script_path, run.revision, transcript_path, url), options
+            client,
+            _target(run.transport, script_path, run.revision, transcript_path, url),
+            options,
+            watch,
         )
         run.operations = session.operations
+        run.waits = session.waits
         with anyio.move_on_after(op_timeout * _DRIVE_BOUND) as scope:
             await scenario.drive(session)
         if scope.cancelled_caught:
@@ -394,5 +467,6 @@ async def _drive(
                 )
         if server is not None:
             server.stop()
+        watch.close()
         run.events = events
         run.diagnostics = str(getattr(client, "diagnostics", "") or "")

@@ -53,7 +53,7 @@ class Status(str, enum.Enum):
 
 _KINDS = {
     Status.PASS: ("seen",),
-    Status.FAIL: ("violation", "harness"),
+    Status.FAIL: ("violation",),
     Status.WARN: ("violation",),
     Status.SKIP: ("declared",),
     Status.NOT_APPLICABLE: ("not-applicable",),

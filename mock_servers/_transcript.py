@@ -27,16 +27,19 @@ microseconds) and `kind`; the other members depend on the kind (docs/transcripts
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import socket
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
-__all__ = ["TRANSCRIPT_FORMAT", "Transcript", "read_transcript"]
+__all__ = ["NOTIFY_SUFFIX", "TRANSCRIPT_FORMAT", "Transcript", "read_transcript"]
 
 TRANSCRIPT_FORMAT = 1
+NOTIFY_SUFFIX = ".notify"
 
 
 class Transcript:
@@ -61,8 +64,10 @@ class Transcript:
         self._start = clock()
         self._first_seq = 0  # entries written by earlier processes (append)
         self._file: IO[str] | None = None
+        self._notify: _Notifier | None = None
         if path is None:
             return
+        self._notify = _Notifier.for_transcript(Path(path))
         if append and _has_content(Path(path)):
             self._continue(Path(path))
         else:
@@ -107,11 +112,16 @@ class Transcript:
         assert self._file is not None
         self._file.write(json.dumps(value, ensure_ascii=False, sort_keys=True, default=repr) + "\n")
         self._file.flush()
+        if self._notify is not None:
+            self._notify.ping()
 
     def close(self) -> None:
         if self._file is not None:
             self._file.close()
             self._file = None
+        if self._notify is not None:
+            self._notify.sock.close()
+            self._notify = None
 
     def of_kind(self, *kinds: str) -> Iterator[dict[str, Any]]:
         return (e for e in self.entries if e["kind"] in kinds)
@@ -126,6 +136,29 @@ class Transcript:
 
     def to_json(self) -> dict[str, Any]:
         return {**self.header, "entries": list(self.entries)}
+
+
+class _Notifier:
+    """Tells a watcher that the transcript grew: one datagram per entry to the Unix socket
+    `<transcript>.notify`, when the watcher made one before the server started (the
+    harness does, so that its waits wake on the entry they wait for, not on a timer).
+    Best effort: a full or gone socket drops the ping; the file is the record."""
+
+    def __init__(self, address: str) -> None:
+        self.address = address
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.sock.setblocking(False)
+
+    @classmethod
+    def for_transcript(cls, path: Path) -> _Notifier | None:
+        address = f"{path}{NOTIFY_SUFFIX}"
+        if not hasattr(socket, "AF_UNIX") or not os.path.exists(address):
+            return None
+        return cls(address)
+
+    def ping(self) -> None:
+        with contextlib.suppress(OSError):
+            self.sock.sendto(b".", self.address)
 
 
 def _has_content(path: Path) -> bool:

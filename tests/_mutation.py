@@ -1,7 +1,13 @@
 """Shared by the mutation tests: a broken client, the run that exposes it, the verdicts.
 
 Each tests/test_mutations*.py module defines `CASES: dict[str, Case]`; tests/
-test_falsifiable.py checks that together they make every check of the catalogue fail.
+test_falsifiable.py checks that together they make every check of the catalogue reach
+its violation branch.
+
+Verdicts are compared by kind, not only by status: "FAIL" and "WARN" are the violation
+branch of a check, "BLOCKED:<root>" is an item blocked by that root cause, "N/A" a
+condition that never arose, "SKIP" a declaration. So a FAIL that comes from "it never
+happened" can never pass for the violation the mutant was written to show.
 """
 
 from __future__ import annotations
@@ -11,11 +17,18 @@ from dataclasses import dataclass
 
 from harness._catalogue import CATALOGUE
 from harness._judging import judge
-from harness._run import execute
+from harness._run import ScenarioRun, execute
+from harness._verdicts import Status, Verdict
 from harness.clients._contract import McpClient
 from harness.suite import scenario
 
-__all__ = ["Case", "assert_mutant_fails_exactly", "assert_reference_passes", "verdicts"]
+__all__ = [
+    "Case",
+    "assert_mutant_fails_exactly",
+    "assert_reference_passes",
+    "outcome",
+    "verdicts",
+]
 
 
 @dataclass(frozen=True)
@@ -24,23 +37,42 @@ class Case:
     run: tuple[str, str, str]
     """(scenario, revision, transport) that exercises the broken rule."""
     expected: Mapping[str, str]
-    """check id -> status for every check that must not PASS; all others PASS."""
+    """check id -> outcome (see `outcome`) for every check that must not PASS; all
+    others PASS."""
+    crashes: bool = False
+    """The mutant's defect is to crash (raise something that is not a ClientError)."""
+
+
+def outcome(verdict: Verdict) -> str:
+    """The verdict's status with what decided it: "FAIL", "BLOCKED:client.connect", ..."""
+    if verdict.status is Status.BLOCKED:
+        return f"BLOCKED:{verdict.root}"
+    return verdict.status.value
+
+
+def run_case(factory: Callable[[], McpClient], run: tuple[str, str, str]) -> ScenarioRun:
+    scenario_id, revision, transport = run
+    return execute(scenario(scenario_id), revision, transport, factory, op_timeout=5.0)
 
 
 def verdicts(factory: Callable[[], McpClient], run: tuple[str, str, str]) -> dict[str, str]:
-    scenario_id, revision, transport = run
-    chosen = scenario(scenario_id)
-    result = execute(chosen, revision, transport, factory, op_timeout=5.0)
+    result = run_case(factory, run)
+    return _outcomes(result)
+
+
+def _outcomes(result: ScenarioRun) -> dict[str, str]:
     return {
-        check_id: judge(CATALOGUE[check_id], result).status.value
-        for check_id in chosen.checks
-        if CATALOGUE[check_id].applies(revision, transport)
+        check_id: outcome(judge(CATALOGUE[check_id], result))
+        for check_id in result.scenario.checks
+        if CATALOGUE[check_id].applies(result.revision, result.transport)
     }
 
 
 def assert_mutant_fails_exactly(name: str, case: Case) -> None:
-    """The mutant gets the expected verdicts on its run, and every other check passes."""
-    seen = verdicts(case.mutant, case.run)
+    """The mutant gets the expected outcomes on its run, every other check passes, and
+    the mutant did not crash unless crashing is its defect."""
+    result = run_case(case.mutant, case.run)
+    seen = _outcomes(result)
     unexpected = {
         check: status
         for check, status in seen.items()
@@ -48,6 +80,8 @@ def assert_mutant_fails_exactly(name: str, case: Case) -> None:
     }
     assert set(case.expected) <= set(seen), "a check named in the expectation did not run"
     assert not unexpected, f"{name}: verdicts differ from the expectation: {unexpected}"
+    crashed = [o.to_json() for o in result.operations if (o.error or {}).get("kind") == "crash"]
+    assert case.crashes or not crashed, f"{name} crashed, not by its defect: {crashed}"
 
 
 def assert_reference_passes(case: Case) -> None:

@@ -1,4 +1,4 @@
-"""Every check can fail: some mutant of the reference client makes it FAIL or WARN."""
+"""Every check can fail: some mutant of the reference client reaches its violation branch."""
 
 from __future__ import annotations
 
@@ -24,9 +24,13 @@ def test_mutants_name_only_known_checks() -> None:
     for name, case in _cases().items():
         unknown = set(case.expected) - set(CATALOGUE)
         assert not unknown, f"{name} expects unknown checks {unknown}"
-        # SKIP is allowed beside a FAIL or WARN: a mutant that drops a declaration is
-        # rightly not judged by the checks that need it.
-        assert set(case.expected.values()) <= {"FAIL", "WARN", "SKIP"}, name
+        # Beside a FAIL or WARN (the violation branch): SKIP for a mutant that drops a
+        # declaration, BLOCKED by a root cause for the checks its defect keeps from being
+        # judged, N/A for a condition the defect keeps from arising.
+        for check, outcome in case.expected.items():
+            status, _, root = outcome.partition(":")
+            assert status in ("FAIL", "WARN", "SKIP", "N/A", "BLOCKED"), (name, check, outcome)
+            assert (status == "BLOCKED") == bool(root), (name, check, outcome)
         assert {"FAIL", "WARN"} & set(case.expected.values()), name
 
 

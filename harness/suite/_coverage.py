@@ -56,15 +56,22 @@ def render() -> str:
         span = revisions[0] if len(revisions) == 1 else f"{revisions[0]} .. {revisions[-1]}"
         if by_requirement[rid]:
             cell = ", ".join(f"`{c}`" for c in by_requirement[rid])
+            if requirement.partly:
+                cell = f"partly judged by {cell}; not judged: {requirement.partly}"
         elif requirement.unobservable:
             cell = f"not observable: {requirement.unobservable}"
         else:
             cell = "**not covered yet**"
         lines.append(f"| {rid} | {span} | {requirement.summary} | {cell} |")
     missing = uncovered()
+    judged = [r for r in REQUIREMENTS.values() if by_requirement[r.id]]
+    partly = [r for r in judged if r.partly]
+    unobservable = [r for r in REQUIREMENTS.values() if not by_requirement[r.id] and r.unobservable]
     lines += [
         "",
-        f"{len(REQUIREMENTS) - len(missing)} of {len(REQUIREMENTS)} requirements covered.",
+        f"Of {len(REQUIREMENTS)} requirements: {len(judged) - len(partly)} judged, "
+        f"{len(partly)} partly judged, {len(unobservable)} not observable by a mock server"
+        + (f", {len(missing)} not covered yet." if missing else "."),
     ]
     return "\n".join(lines) + "\n"
 

@@ -29,6 +29,8 @@ class Requirement:
     revisions: tuple[str, ...]
     unobservable: str | None = None
     """Why no check can judge it from a mock server, when none can."""
+    partly: str | None = None
+    """The part its checks do not judge, and why (the requirement is partly judged)."""
 
 
 _UI = "a matter of the client's user interface, which a server cannot observe"
@@ -160,26 +162,35 @@ REQUIREMENTS: dict[str, Requirement] = {
         Requirement(
             "LOG", "log notifications accepted at any time; setLevel only if declared", ALL
         ),
-        Requirement("RES", "resources: paging, subscribe only if declared, not-found errors", ALL),
+        Requirement(
+            "RES",
+            "resources: paging, subscribe only if declared, not-found errors",
+            ALL,
+            partly="subscribing: the client contract (driver protocol v1) has no operation "
+            "that asks a client to subscribe",
+        ),
         Requirement("PROMPTS", "prompts: paging and errors", ALL),
         Requirement(
             "ROOTS",
-            "roots declared, file:// URIs, list_changed when declared (that part only when "
-            "the roots change, which the client contract cannot ask for: not judged)",
+            "roots declared, file:// URIs, list_changed when declared",
             ALL,
+            partly="list_changed is sent only when the roots change, which the client "
+            "contract cannot ask for",
         ),
         Requirement(
             "SAMPLING",
             "sampling declared; tool use only with sampling.tools, broken tool histories "
-            "refused; maxTokens respected (that part is the model's, which the client contract "
-            "answers with a canned result: not judged)",
+            "refused; maxTokens respected",
             ALL,
+            partly="maxTokens binds the model, which the client contract answers with a "
+            "canned result",
         ),
         Requirement(
             "ELICIT",
-            "elicitation declared; modes; unknown completions ignored (pre-filling forms with "
-            "their defaults is a matter of the user interface: not judged)",
+            "elicitation declared; modes; unknown completions ignored; forms pre-filled with "
+            "their defaults",
             FROM_2025_06,
+            partly="pre-filling forms with their defaults is " + _UI,
         ),
         Requirement(
             "MRTR", "input_required answered with requestState echoed and a new id", STATELESS

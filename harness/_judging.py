@@ -3,8 +3,8 @@
 In order:
 1. SKIP, only when the client declared that it lacks what the check needs.
 2. BLOCKED, when a precondition of the run failed (harness/_preconditions.py): the item
-   names the root cause, unless the check is that root cause's own judge or declared
-   itself independent of it.
+   names the first root cause, unless the check judges one of the run's root causes
+   itself or declared itself independent of it.
 3. N/A or BLOCKED, when the check's trigger never arose: BLOCKED by the operation that
    raised or hung (the client never got there), N/A when nothing failed (the condition
    the check is about just did not happen).
@@ -37,9 +37,13 @@ def judge(check: Check, run: ScenarioRun) -> Verdict:
         revisions = [r for r in REVISIONS if r in declared]
         if revisions and run.revision not in revisions:
             return skip(f"the client does not declare revision {run.revision}")
-    for cause in root_causes(run):
-        if cause.id != check.id and cause.id not in check.independent_of:
-            return blocked(cause.id, f"blocked by {cause.id}: {cause.reason}", cause.evidence)
+    causes = root_causes(run)
+    # A check that judges one of the run's root causes is judged whatever else failed:
+    # that is where the FAIL the others are blocked by comes from.
+    if all(cause.id != check.id for cause in causes):
+        for cause in causes:
+            if cause.id not in check.independent_of:
+                return blocked(cause.id, f"blocked by {cause.id}: {cause.reason}", cause.evidence)
     found: list[Mapping[str, Any]] = []
     if check.trigger is not None:
         found = check.trigger.find(run)

@@ -75,11 +75,8 @@ def _find_root_causes(run: ScenarioRun) -> list[RootCause]:
     causes: list[RootCause] = []
     if run.start_error is not None:
         return [RootCause("client.start", f"the client could not be started: {run.start_error}")]
-    connect = run.operation("connect")
-    if connect is not None and not connect.ok and not run.scenario.connect_may_fail:
-        causes.append(
-            RootCause("client.connect", f"connect {_failure(connect)}", (connect.to_json(),))
-        )
+    # Wire-level causes first: a refused or unparsable message explains a failed connect,
+    # not the other way round.
     causes += _refusal_causes(run)
     invalid = run.of_kind("invalid")
     if invalid:
@@ -90,6 +87,11 @@ def _find_root_causes(run: ScenarioRun) -> list[RootCause]:
                 f"{invalid[0].get('reason')}",
                 tuple(invalid[:3]),
             )
+        )
+    connect = run.operation("connect")
+    if connect is not None and not connect.ok and not run.scenario.connect_may_fail:
+        causes.append(
+            RootCause("client.connect", f"connect {_failure(connect)}", (connect.to_json(),))
         )
     if connect is not None and connect.ok:
         causes += _handshake_causes(run, connect)

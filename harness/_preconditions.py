@@ -101,8 +101,10 @@ def _find_root_causes(run: ScenarioRun) -> list[RootCause]:
 
 def _failure(operation: Operation) -> str:
     error = operation.error or {}
-    if error.get("kind") == "timeout":
+    if operation.hung:
         return f"hung: no answer within {operation.seconds:.1f} s"
+    if error.get("kind") == "crash":
+        return f"crashed: {error.get('message')}"
     return f"failed: {error.get('message')}"
 
 

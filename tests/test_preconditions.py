@@ -1,0 +1,209 @@
+"""One defect, one FAIL: precondition mutants give one root cause, and block the rest.
+
+Each mutant of the reference client breaks one rule that the rest of a scenario depends
+on (the session id, the ids, the Accept header, the handshake, connecting at all). Run
+through the real harness, its run must show exactly one root cause: the check that judges
+the broken rule FAILs (or WARNs, for a SHOULD), and every other item of the run is
+BLOCKED by it, never failed for a requirement that was not tested. A root cause that is
+the client itself (connect raised or hung, an operation answered without a request)
+blocks every item.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import anyio
+import pytest
+from _mutation import outcome, run_case
+
+from harness._catalogue import CATALOGUE
+from harness._judging import judge
+from harness.clients import ReferenceClient
+from harness.clients._contract import ConnectOptions, McpClient, Target
+from harness.clients._ref_http import HttpTransport
+from harness.clients._ref_stdio import StdioTransport
+
+# -- the mutants ---------------------------------------------------------------------------------
+
+
+def _headers_mutant(
+    name: str,
+    doc: str,
+    rewrite: Callable[[HttpTransport, dict[str, str]], dict[str, str]],
+) -> type[ReferenceClient]:
+    """A reference client whose HTTP transport rewrites the headers of every request."""
+
+    class Transport(HttpTransport):
+        def _request_headers(
+            self, accept: str, extra: Mapping[str, str] | None = None
+        ) -> dict[str, str]:
+            return rewrite(self, super()._request_headers(accept, extra))
+
+    return type(name, (ReferenceClient,), {"__doc__": doc, "_http_transport": Transport})
+
+
+def _without(headers: dict[str, str], name: str) -> dict[str, str]:
+    return {k: v for k, v in headers.items() if k.lower() != name}
+
+
+NoSessionEcho = _headers_mutant(
+    "NoSessionEcho",
+    "HT-8: never sends the Mcp-Session-Id it was given.",
+    lambda transport, headers: _without(headers, "mcp-session-id"),
+)
+WrongSessionId = _headers_mutant(
+    "WrongSessionId",
+    "HT-8: sends a session id the server never issued.",
+    lambda transport, headers: (
+        {**_without(headers, "mcp-session-id"), "Mcp-Session-Id": "never-issued"}
+        if transport.session_id is not None
+        else headers
+    ),
+)
+WrongProtocolVersionHeader = _headers_mutant(
+    "WrongProtocolVersionHeader",
+    "HT-11: after initialize, a protocol version header the server does not support.",
+    lambda transport, headers: (
+        {**_without(headers, "mcp-protocol-version"), "MCP-Protocol-Version": "1999-01-01"}
+        if transport.protocol_version is not None
+        else headers
+    ),
+)
+JsonOnlyAccept = _headers_mutant(
+    "JsonOnlyAccept",
+    "HT-2: POSTs accept application/json only.",
+    lambda transport, headers: {**_without(headers, "accept"), "Accept": "application/json"},
+)
+NoMethodHeader = _headers_mutant(
+    "NoMethodHeader",
+    "HM-3: at 2026-07-28, no Mcp-Method header.",
+    lambda transport, headers: _without(headers, "mcp-method"),
+)
+
+
+class NullIds(ReferenceClient):
+    """RPC-1: every request id is null."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._ids = itertools.repeat(None)  # type: ignore[arg-type]
+
+
+class GarbageFirst(ReferenceClient):
+    """RPC-1/ST-1: writes a line that is not JSON-RPC before its first message."""
+
+    async def _send(self, message: Mapping[str, Any], limit: float | None = None) -> None:
+        transport = self._transport
+        if isinstance(transport, StdioTransport) and not getattr(self, "_dirty", False):
+            self._dirty = True
+            stdin = transport._process.stdin
+            assert stdin is not None
+            await stdin.send(b"this is not JSON-RPC\n")
+        await super()._send(message, limit)
+
+
+class NoInitializedNotification(ReferenceClient):
+    """LC-4: never sends notifications/initialized."""
+
+    async def _send(self, message: Mapping[str, Any], limit: float | None = None) -> None:
+        if message.get("method") != "notifications/initialized":
+            await super()._send(message, limit)
+
+
+class SkipsInitialize(ReferenceClient):
+    """LC-1: reports a connection without ever sending initialize."""
+
+    async def connect(self, target: Target, options: ConnectOptions) -> dict[str, Any]:
+        return {"protocolVersion": options.protocol_version, "serverInfo": {"name": "?"}}
+
+
+class ConnectRaises(ReferenceClient):
+    """Crashes in connect (not a ClientError)."""
+
+    async def connect(self, target: Target, options: ConnectOptions) -> dict[str, Any]:
+        raise RuntimeError("connect is broken")
+
+
+class ConnectHangs(ReferenceClient):
+    """Never returns from connect."""
+
+    async def connect(self, target: Target, options: ConnectOptions) -> dict[str, Any]:
+        await anyio.sleep_forever()
+        raise AssertionError("unreachable")
+
+
+class SilentListTools(ReferenceClient):
+    """Answers list_tools with an empty list it never asked the server for."""
+
+    async def list_tools(self) -> dict[str, Any]:
+        return {"tools": []}
+
+
+# -- one root cause each -------------------------------------------------------------------------
+
+TOOLS_HTTP = ("tools-call", "2025-11-25", "http")
+TOOLS_STDIO = ("tools-call", "2025-11-25", "stdio")
+HANDSHAKE_STDIO = ("lifecycle-handshake", "2025-11-25", "stdio")
+
+CASES: dict[str, tuple[Callable[[], McpClient], tuple[str, str, str], str]] = {
+    "no session echo": (NoSessionEcho, TOOLS_HTTP, "http.session-id-echoed"),
+    "wrong session id": (WrongSessionId, TOOLS_HTTP, "http.session-id-echoed"),
+    "bad protocol version header": (
+        WrongProtocolVersionHeader,
+        TOOLS_HTTP,
+        "http.protocol-version-header",
+    ),
+    "Accept: application/json only": (JsonOnlyAccept, TOOLS_HTTP, "http.accept-header"),
+    "no Mcp-Method header at 2026-07-28": (
+        NoMethodHeader,
+        ("tools-call", "2026-07-28", "http"),
+        "stateless.standard-headers",
+    ),
+    "null ids": (NullIds, TOOLS_STDIO, "jsonrpc.messages-valid"),
+    "garbage before the first message": (GarbageFirst, TOOLS_STDIO, "jsonrpc.messages-valid"),
+    "no notifications/initialized": (
+        NoInitializedNotification,
+        HANDSHAKE_STDIO,
+        "lifecycle.initialized-notification",
+    ),
+    "connected without initialize": (
+        SkipsInitialize,
+        HANDSHAKE_STDIO,
+        "lifecycle.initialize-first",
+    ),
+    "connect raises": (ConnectRaises, TOOLS_STDIO, "client.connect"),
+    "connect hangs": (ConnectHangs, TOOLS_HTTP, "client.connect"),
+    "list_tools answered without a request": (
+        SilentListTools,
+        TOOLS_STDIO,
+        "client.list_tools",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_one_defect_gives_one_root_cause(name: str) -> None:
+    mutant, run, root = CASES[name]
+    result = run_case(mutant, run)
+    seen = {
+        check_id: judge(CATALOGUE[check_id], result)
+        for check_id in result.scenario.checks
+        if CATALOGUE[check_id].applies(result.revision, result.transport)
+    }
+    expected = {}
+    for check_id in seen:
+        if check_id == root:
+            expected[check_id] = "FAIL" if CATALOGUE[root].level == "MUST" else "WARN"
+        else:
+            expected[check_id] = f"BLOCKED:{root}"
+    got = {check_id: outcome(verdict) for check_id, verdict in seen.items()}
+    assert got == expected, {k: (v, seen[k].reason) for k, v in got.items() if v != expected[k]}
+    if root.startswith("client."):
+        assert root not in CATALOGUE
+    else:
+        assert root in seen, f"the run {run} does not judge its root cause {root}"
+    if name == "connect hangs":
+        assert all("hung" in verdict.reason for verdict in seen.values())

@@ -688,7 +688,12 @@ async def test_2026_header_mismatch_is_400_with_32020(headers: dict[str, str], r
     error = response.json()["error"]
     assert (response.json()["id"], error["code"]) == (7, -32020)
     assert reason in error["message"]
-    assert entries(mock_of(app), "message") == []  # refused before the engine
+    # Refused before the engine: recorded all the same, with the rule it broke.
+    refused = {"status": 400, "rule": "header-mismatch", "scripted": False}
+    client, server = entries(mock_of(app), "message")
+    assert (client["message"], client["refused"]) == (body, refused)
+    assert (server["direction"], server["message"]) == ("server", response.json())
+    assert entries(mock_of(app), "step") == []
 
 
 async def test_2026_decodes_the_base64_mcp_name_and_has_no_sessions_get_or_delete() -> None:

@@ -19,7 +19,7 @@ and records its own failures, so any bytes on any method get a well-formed answe
 from __future__ import annotations
 
 import secrets
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from functools import partial
 from typing import Any
 from urllib.parse import parse_qs
@@ -30,6 +30,7 @@ from starlette.routing import Route
 
 from harness._jsonrpc import (
     INTERNAL_ERROR,
+    INVALID_PARAMS,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
     Batch,
@@ -44,7 +45,14 @@ from harness._jsonrpc import (
     parse,
 )
 from harness._revisions import batches_allowed
-from mock_servers._engine import Action, Delivery, Engine, HttpInfo
+from mock_servers._engine import (
+    UNSUPPORTED_PROTOCOL_VERSION,
+    Action,
+    Delivery,
+    Engine,
+    HttpInfo,
+    Outcome,
+)
 from mock_servers._http_headers import HEADER_MISMATCH, header_mismatch, loopback_origin
 from mock_servers._http_streams import Plan, Push, SseStream, StreamHub
 from mock_servers._http_wire import (
@@ -84,11 +92,20 @@ def _fault_ms(kind: str | None, fault: dict[str, Any]) -> int:
     return int(fault.get("ms", 0)) if kind == "delay" else 0
 
 
-class _Unparsable:
-    """A POST body that is no JSON-RPC message: `error` is the answer."""
+# The rule of a 2026-07-28 engine answer that goes out with a 4xx status, by error code.
+_ENGINE_RULES = {
+    METHOD_NOT_FOUND: "unknown-method-2026",
+    INVALID_PARAMS: "meta-missing-2026",
+    UNSUPPORTED_PROTOCOL_VERSION: "unsupported-version-2026",
+}
 
-    def __init__(self, error: ErrorResponse) -> None:
+
+class _Unparsable:
+    """A POST body that is no JSON-RPC message: `error` is the answer, `reason` why."""
+
+    def __init__(self, error: ErrorResponse, reason: str) -> None:
         self.error = error
+        self.reason = reason
 
 
 def _error(request_id: RequestId | None, code: int, text: str) -> ErrorResponse:
@@ -161,6 +178,58 @@ class HttpMock:
     def _note(self, text: str) -> None:
         self.transcript.record("note", text=text)
 
+    # -- refusals --------------------------------------------------------------------------
+
+    async def _refuse(
+        self,
+        ex: Exchange,
+        status: int,
+        rule: str,
+        reason: str,
+        *,
+        scripted: bool = False,
+        error: ErrorResponse | None = None,
+        text: str = "",
+        headers: Mapping[str, str] | None = None,
+        reached_engine: bool = False,
+    ) -> None:
+        """Record a 4xx refusal of request `ex`, then answer it (`error` as JSON, or `text`).
+
+        The JSON-RPC messages of a refused POST body are recorded as client `message`
+        entries with a `refused` member, unless the engine already recorded them.
+        """
+        self._record_refusal(
+            ex, status, rule, reason, scripted=scripted, reached_engine=reached_engine
+        )
+        if error is not None:
+            self.hub.record_sent(error.to_json(), ex.channel)
+            await ex.respond_json(status, error, headers)
+            return
+        plain = {"content-type": "text/plain; charset=utf-8"} if text else {}
+        await ex.respond(status, {**plain, **(headers or {})}, text.encode("utf-8"))
+
+    def _record_refusal(
+        self,
+        ex: Exchange,
+        status: int,
+        rule: str,
+        reason: str,
+        *,
+        scripted: bool,
+        reached_engine: bool,
+    ) -> None:
+        refused = {"status": status, "rule": rule, "scripted": scripted}
+        if ex.method == "POST" and not reached_engine:
+            for message in _body_messages(ex.body):
+                self.transcript.record(
+                    "message",
+                    direction="client",
+                    message=message.to_json(),
+                    channel=ex.channel,
+                    refused=refused,
+                )
+        self.transcript.record("refusal", request=ex.number, reason=reason, **refused)
+
     # -- ASGI ----------------------------------------------------------------------------
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -186,9 +255,9 @@ class HttpMock:
         ex.record_request()
         if not complete:
             if not ex.disconnected:
-                await ex.respond_json(
-                    413, _error(None, INVALID_REQUEST, "Request body too large for the mock")
-                )
+                text = "Request body too large for the mock"
+                error = _error(None, INVALID_REQUEST, text)
+                await self._refuse(ex, 413, "too-large", text, error=error)
             return
         if self._initial is not None:
             initial, self._initial = self._initial, None
@@ -196,17 +265,14 @@ class HttpMock:
             if later:
                 self._note("delay steps before the first expect step are ignored over HTTP")
         if not self._origin_ok(ex):
-            origin = ex.headers.get("origin", "")
-            self._note(f"request {ex.number}: Origin {origin!r} refused")
-            await ex.respond_json(
-                403, _error(None, SERVER_ERROR, f"Forbidden: Origin {origin!r} is not allowed")
-            )
+            text = f"Forbidden: Origin {ex.headers.get('origin', '')!r} is not allowed"
+            await self._refuse(ex, 403, "origin", text, error=_error(None, SERVER_ERROR, text))
             return
         if self.transport == "sse-legacy":
             await self._route_legacy(ex)
             return
         if ex.path != self.settings.path:
-            await ex.respond_text(404, "Not Found")
+            await self._wrong_path(ex)
         elif ex.method == "POST":
             await self._post(ex)
         elif ex.method == "GET":
@@ -234,9 +300,18 @@ class HttpMock:
             allowed.append("DELETE")
         return allowed
 
-    async def _not_allowed(self, ex: Exchange, allowed: Iterable[str] | None = None) -> None:
+    async def _not_allowed(
+        self, ex: Exchange, allowed: Iterable[str] | None = None, *, scripted: bool = False
+    ) -> None:
         methods = ", ".join(allowed if allowed is not None else self._allowed_methods())
-        await ex.respond(405, {"allow": methods}, b"")
+        reason = f"{ex.method} is not allowed on {ex.path} (Allow: {methods})"
+        await self._refuse(
+            ex, 405, "method-not-allowed", reason, scripted=scripted, headers={"allow": methods}
+        )
+
+    async def _wrong_path(self, ex: Exchange) -> None:
+        reason = f"{ex.path} is not an endpoint of the mock"
+        await self._refuse(ex, 404, "wrong-path", reason, text="Not Found")
 
     # -- sessions and request headers (2025-03-26 .. 2025-11-25) --------------------------
 
@@ -249,18 +324,25 @@ class HttpMock:
             # client's `server/discover` probe reaches the engine (and gets -32601).
             if ex.method == "POST" and not self.sessions:
                 return True
-            await ex.respond_json(
-                400, _error(request_id, INVALID_REQUEST, "Bad Request: Mcp-Session-Id required")
-            )
+            text = "Bad Request: Mcp-Session-Id required"
+            error = _error(request_id, INVALID_REQUEST, text)
+            await self._refuse(ex, 400, "session-required", text, error=error)
             return False
         state = self.sessions.get(sid)
         if state != "active":
-            why = f" ({state})" if state else ""
-            await ex.respond_json(
-                404, _error(request_id, SESSION_NOT_FOUND, f"Session not found{why}")
-            )
+            await self._session_not_found(ex, sid, state, request_id)
             return False
         return True
+
+    async def _session_not_found(
+        self, ex: Exchange, sid: str, state: str | None, request_id: RequestId | None
+    ) -> None:
+        """404: a session id never issued, or one that ended ("expired" is the script's)."""
+        why = f" ({state})" if state else ""
+        error = _error(request_id, SESSION_NOT_FOUND, f"Session not found{why}")
+        rule = "session-ended" if state else "session-unknown"
+        reason = f"session {sid!r} {state or 'was never issued'}"
+        await self._refuse(ex, 404, rule, reason, scripted=state == "expired", error=error)
 
     def _accepted_versions(self) -> set[str]:
         versions = {self.revision, *self.engine.supported_versions}
@@ -285,14 +367,9 @@ class HttpMock:
             return True
         if version in self._accepted_versions():
             return True
-        await ex.respond_json(
-            400,
-            _error(
-                request_id,
-                INVALID_REQUEST,
-                f"Bad Request: unsupported MCP-Protocol-Version {version!r}",
-            ),
-        )
+        text = f"Bad Request: unsupported MCP-Protocol-Version {version!r}"
+        error = _error(request_id, INVALID_REQUEST, text)
+        await self._refuse(ex, 400, "protocol-version", text, error=error)
         return False
 
     def _mint_session(self, message: Message, response: Message | None) -> dict[str, str]:
@@ -373,7 +450,7 @@ class HttpMock:
                 reason=str(exc),
                 channel=ex.channel,
             )
-            return _Unparsable(exc.to_error_response())
+            return _Unparsable(exc.to_error_response(), str(exc))
 
     def _http_info(self, ex: Exchange) -> HttpInfo:
         return HttpInfo(ex.method, ex.path, dict(ex.headers))
@@ -381,7 +458,7 @@ class HttpMock:
     async def _post(self, ex: Exchange) -> None:
         parsed = self._parse(ex, allow_batch=batches_allowed(self.revision))
         if isinstance(parsed, _Unparsable):
-            await ex.respond_json(400, parsed.error)
+            await self._refuse(ex, 400, "unparsable", parsed.reason, error=parsed.error)
             return
         messages = list(parsed.messages) if isinstance(parsed, Batch) else [parsed]
         request_id = parsed.id if isinstance(parsed, Request) else None
@@ -389,9 +466,8 @@ class HttpMock:
             if isinstance(parsed, Request):
                 reason = header_mismatch(ex.headers, parsed)
                 if reason is not None:
-                    self._note(f"request {ex.number}: header mismatch: {reason}")
                     error = _error(request_id, HEADER_MISMATCH, f"Header mismatch: {reason}")
-                    await ex.respond_json(400, error)
+                    await self._refuse(ex, 400, "header-mismatch", reason, error=error)
                     return
         elif not any(isinstance(m, Request) and m.method == "initialize" for m in messages):
             if not await self._session_ok(ex, request_id):
@@ -402,6 +478,7 @@ class HttpMock:
             await self._post_batch(ex, parsed)
             return
         outcome = self.engine.handle(parsed, http=self._http_info(ex), channel=ex.channel)
+        self._record_engine_refusal(ex, outcome)
         later = self._apply_actions(outcome.actions)
         async with anyio.create_task_group() as tg:
             if later:
@@ -430,6 +507,24 @@ class HttpMock:
             value = [r.to_json() for r in responses]
             self.hub.record_sent(value, ex.channel)
             await ex.respond_json(200, value, headers)
+
+    def _record_engine_refusal(self, ex: Exchange, outcome: Outcome) -> None:
+        """A refusal entry for the engine's own 4xx answers (2026-07-28), not scripted ones."""
+        delivery = outcome.delivery
+        if outcome.matched is not None or delivery is None:
+            return
+        response = delivery.response
+        if not isinstance(response, ErrorResponse) or self._status(delivery, response) < 400:
+            return
+        code = response.error.code
+        self._record_refusal(
+            ex,
+            self._status(delivery, response),
+            _ENGINE_RULES.get(code, "engine-error"),
+            response.error.message,
+            scripted=False,
+            reached_engine=True,
+        )
 
     def _fallback(self, message: Message) -> Message | None:
         """The answer for a fault step that needs one but scripts none (an empty result)."""
@@ -480,7 +575,11 @@ class HttpMock:
                 if state == "active" and (sid is None or s == sid):
                     self._end_session(s, "expired")
             request_id = message.id if isinstance(message, Request) else None
-            await ex.respond_json(404, _error(request_id, SESSION_NOT_FOUND, "Session not found"))
+            error = _error(request_id, SESSION_NOT_FOUND, "Session not found")
+            reason = "the script's expire_session fault ended the session"
+            await self._refuse(
+                ex, 404, "session-ended", reason, scripted=True, error=error, reached_engine=True
+            )
             return
         as_sse = self._as_sse(delivery)
         if delivery.body is not None or kind == "garbage":
@@ -587,13 +686,12 @@ class HttpMock:
 
     async def _get(self, ex: Exchange) -> None:
         if self.engine.stateless or self.settings.get == "405":
-            await self._not_allowed(ex)
+            await self._not_allowed(ex, scripted=not self.engine.stateless)
             return
         if "text/event-stream" not in ex.headers.get("accept", ""):
-            await ex.respond_json(
-                406,
-                _error(None, INVALID_REQUEST, "Not Acceptable: Accept must list text/event-stream"),
-            )
+            text = "Not Acceptable: Accept must list text/event-stream"
+            error = _error(None, INVALID_REQUEST, text)
+            await self._refuse(ex, 406, "not-acceptable", text, error=error)
             return
         if not await self._session_ok(ex, None) or not await self._version_ok(ex, None):
             return
@@ -622,12 +720,12 @@ class HttpMock:
 
     async def _delete(self, ex: Exchange) -> None:
         if self.engine.stateless or self.settings.delete == "405" or not self.settings.sessions:
-            await self._not_allowed(ex)
+            await self._not_allowed(ex, scripted=not self.engine.stateless)
             return
         if ex.headers.get("mcp-session-id") is None:
-            await ex.respond_json(
-                400, _error(None, INVALID_REQUEST, "Bad Request: Mcp-Session-Id required")
-            )
+            text = "Bad Request: Mcp-Session-Id required"
+            error = _error(None, INVALID_REQUEST, text)
+            await self._refuse(ex, 400, "session-required", text, error=error)
             return
         if not await self._session_ok(ex, None) or not await self._version_ok(ex, None):
             return
@@ -640,9 +738,8 @@ class HttpMock:
         if ex.path == self.settings.path:
             if ex.method == "GET":
                 await self._legacy_get(ex)
-            elif ex.method == "POST" and self.settings.legacy_post != "405":
-                status = int(self.settings.legacy_post)
-                await ex.respond_text(status, "Not Found" if status == 404 else "Bad Request")
+            elif ex.method == "POST":
+                await self._refuse_legacy_post(ex)
             else:
                 await self._not_allowed(ex, ["GET"])
         elif ex.path == self.messages_path:
@@ -651,7 +748,17 @@ class HttpMock:
             else:
                 await self._not_allowed(ex, ["POST"])
         else:
-            await ex.respond_text(404, "Not Found")
+            await self._wrong_path(ex)
+
+    async def _refuse_legacy_post(self, ex: Exchange) -> None:
+        """A Streamable HTTP POST to an HTTP+SSE server: refused as the script says."""
+        status = int(self.settings.legacy_post)
+        reason = f"an HTTP+SSE server refuses POST on {ex.path} (http.legacy_post {status})"
+        text = {404: "Not Found", 400: "Bad Request"}.get(status, "")
+        headers = {"allow": "GET"} if status == 405 else None
+        await self._refuse(
+            ex, status, "legacy-post", reason, scripted=True, text=text, headers=headers
+        )
 
     async def _legacy_get(self, ex: Exchange) -> None:
         sid = secrets.token_urlsafe(18)
@@ -666,9 +773,9 @@ class HttpMock:
     async def _legacy_post(self, ex: Exchange) -> None:
         sid = parse_qs(ex.query).get("session_id", [None])[0]
         if sid is None:
-            await ex.respond_json(
-                400, _error(None, INVALID_REQUEST, "Bad Request: session_id required")
-            )
+            text = "Bad Request: session_id required"
+            error = _error(None, INVALID_REQUEST, text)
+            await self._refuse(ex, 400, "session-required", text, error=error)
             return
         # Found by session, not among the streams already waiting: a POST may race the
         # stream's handler between the endpoint event and its wait; jobs queue up.
@@ -676,12 +783,13 @@ class HttpMock:
             (s for s in self.hub.streams.values() if s.kind == "legacy" and s.session == sid),
             None,
         )
-        if self.sessions.get(sid) != "active" or stream is None or stream.exchange is None:
-            await ex.respond_json(404, _error(None, SESSION_NOT_FOUND, "Session not found"))
+        state = self.sessions.get(sid)
+        if state != "active" or stream is None or stream.exchange is None:
+            await self._session_not_found(ex, sid, state if state != "active" else "closed", None)
             return
         parsed = self._parse(ex, allow_batch=False)
         if isinstance(parsed, _Unparsable):
-            await ex.respond_json(400, parsed.error)
+            await self._refuse(ex, 400, "unparsable", parsed.reason, error=parsed.error)
             return
         assert not isinstance(parsed, Batch)
         outcome = self.engine.handle(parsed, http=self._http_info(ex), channel=ex.channel)
@@ -728,6 +836,15 @@ class HttpMock:
 
 def _encode(message: Message) -> bytes:
     return encode(message).encode("utf-8")
+
+
+def _body_messages(body: bytes) -> list[Message]:
+    """The JSON-RPC messages in a POST body (a batch's too, at any revision); [] if none."""
+    try:
+        parsed = parse(body, allow_batch=True)
+    except ProtocolError:
+        return []
+    return list(parsed.messages) if isinstance(parsed, Batch) else [parsed]
 
 
 def create_app(

@@ -13,7 +13,8 @@ at a time: the restarted one starts after the first has exited.
 Every entry has `seq` (0, 1, ...), `t` (seconds since the server started, rounded to
 microseconds) and `kind`; the other members depend on the kind (docs/transcripts.md):
 
-    message        direction client|server, message (the JSON-RPC value), channel
+    message        direction client|server, message (the JSON-RPC value), channel;
+                   a client message in a refused HTTP body also has refused (below)
     invalid        direction client, raw (text), code, reason: bytes that are no message
     unmatched      message, closest (step label or null), diff (list of strings)
     step           step (index), label: a scripted step was consumed (or fired)
@@ -23,6 +24,43 @@ microseconds) and `kind`; the other members depend on the kind (docs/transcripts
     start          pid: a stdio server process began (one per process in the file)
     stdin_eof, signal (name), exit (code, reason), fault (fault), note (text)
     unconsumed     steps (labels of expected steps never consumed)
+    refusal        request, status, rule, reason (text), scripted: the HTTP mock refused
+                   that request with a 4xx (recorded before the response)
+
+A refusal is recorded for every HTTP request the mock refuses with a 4xx of its own, on
+any method or path; a scripted reply with a 4xx status is an answer, not a refusal.
+When the engine never saw the body of a refused POST, each JSON-RPC message in it (a
+batch's too) is still recorded as a client `message` entry carrying
+`refused: {status, rule, scripted}`, after any `invalid` entry and before the `refusal`
+entry; a JSON-RPC error body of the refusal is recorded as a server `message` entry.
+`scripted` is true when the script set the refusal up (an http setting, a fault step),
+false when the client broke a transport rule. The rules:
+
+    origin             403: an Origin that is not loopback (http.check_origin)
+    wrong-path         404: not the MCP path (nor, over HTTP+SSE, the messages path)
+    method-not-allowed 405: a method the endpoint does not serve; scripted when the
+                       script's http.get / http.delete is "405" or http.sessions is off
+    not-acceptable     406: a GET whose Accept does not list text/event-stream
+    session-required   400: no Mcp-Session-Id (HTTP+SSE: no session_id in the query)
+    session-unknown    404: a session id the mock never issued
+    session-ended      404: a session that was deleted, or whose HTTP+SSE stream ended;
+                       scripted when an expire_session fault ended it (the request whose
+                       step carries that fault is answered 404 too: its message reached
+                       the engine, so it has no `refused` member)
+    protocol-version   400: an unsupported MCP-Protocol-Version header
+    header-mismatch    400 (-32020, 2026-07-28): request headers disagree with the body
+    unparsable         400: a body that is no JSON-RPC message (also an `invalid` entry)
+    too-large          413: a body over the mock's limit
+    legacy-post        the script's http.legacy_post status (405, 404 or 400): an
+                       HTTP+SSE server refusing a POST on its SSE path; always scripted
+    unknown-method-2026       404 (-32601): an unknown method at 2026-07-28
+    meta-missing-2026         400 (-32602): a 2026-07-28 request without its _meta
+    unsupported-version-2026  400 (-32022): a 2026-07-28 _meta protocol version the
+                              script does not serve
+    engine-error       any other 4xx answer of the engine's own (none today)
+
+The last four are the engine's own answers: the message went through the engine (no
+`refused` member) and its answer is recorded as usual.
 """
 
 from __future__ import annotations

@@ -688,7 +688,12 @@ async def test_2026_header_mismatch_is_400_with_32020(headers: dict[str, str], r
     error = response.json()["error"]
     assert (response.json()["id"], error["code"]) == (7, -32020)
     assert reason in error["message"]
-    assert entries(mock_of(app), "message") == []  # refused before the engine
+    # Refused before the engine: recorded all the same, with the rule it broke.
+    refused = {"status": 400, "rule": "header-mismatch", "scripted": False}
+    client, server = entries(mock_of(app), "message")
+    assert (client["message"], client["refused"]) == (body, refused)
+    assert (server["direction"], server["message"]) == ("server", response.json())
+    assert entries(mock_of(app), "step") == []
 
 
 async def test_2026_decodes_the_base64_mcp_name_and_has_no_sessions_get_or_delete() -> None:
@@ -879,6 +884,228 @@ async def test_legacy_server_refuses_post_with_the_scripted_status(name: str, st
             endpoint = await Events(sse).next()
     assert refused.status_code == status
     assert endpoint.event == "endpoint"
+
+
+# -- refusals: nothing the client sends vanishes ------------------------------------------------
+
+
+def refusal_of(
+    mock: HttpMock,
+    number: int,
+    status: int,
+    rule: str,
+    sent: list[Any],
+    *,
+    scripted: bool = False,
+) -> dict[str, Any]:
+    """Assert request `number` was refused as said, with `sent` recorded as refused messages
+    (in order: messages, refusal, response); its server `message` entries are returned."""
+    [entry] = [e for e in entries(mock, "refusal") if e["request"] == number]
+    assert (entry["status"], entry["rule"], entry["scripted"]) == (status, rule, scripted)
+    assert isinstance(entry["reason"], str)
+    assert entry["reason"]
+    on_channel = [e for e in entries(mock, "message") if e["channel"] == f"http:{number}"]
+    client = [e for e in on_channel if e["direction"] == "client"]
+    assert [e["message"] for e in client] == sent
+    refused = {"status": status, "rule": rule, "scripted": scripted}
+    assert all(e["refused"] == refused for e in client)
+    [response] = [e for e in entries(mock, "http_response") if e["request"] == number]
+    assert response["status"] == status
+    assert all(e["seq"] < entry["seq"] for e in client)
+    assert entry["seq"] < response["seq"]
+    server = [e for e in on_channel if e["direction"] == "server"]
+    assert all(entry["seq"] < e["seq"] < response["seq"] for e in server)
+    return {"server": [e["message"] for e in server], "refusal": entry}
+
+
+async def test_refused_without_a_session_id() -> None:
+    app = create_app(fixture("tools/list-and-call.json"), revision="2025-11-25")
+    async with in_process(app) as client:
+        headers = await initialize(client)
+        missing = {k: v for k, v in headers.items() if k != "mcp-session-id"}
+        response = await client.post("/mcp", json=request("tools/list", 2), headers=missing)
+        deleted = await client.delete("/mcp", headers=missing)
+    assert (response.status_code, deleted.status_code) == (400, 400)
+    mock = mock_of(app)
+    found = refusal_of(mock, 3, 400, "session-required", [request("tools/list", 2)])
+    assert found["server"] == [response.json()]
+    refusal_of(mock, 4, 400, "session-required", [])
+    assert entries(mock, "step") == []  # the engine never saw it
+
+
+async def test_refused_for_a_session_id_never_issued() -> None:
+    app = create_app(fixture("tools/list-and-call.json"), revision="2025-11-25")
+    async with in_process(app) as client:
+        headers = await initialize(client)
+        unknown = {**headers, "mcp-session-id": "no-such-session"}
+        response = await client.post("/mcp", json=request("tools/list", 3), headers=unknown)
+    assert response.status_code == 404
+    found = refusal_of(mock_of(app), 3, 404, "session-unknown", [request("tools/list", 3)])
+    assert found["server"] == [response.json()]
+
+
+async def test_refused_for_a_deleted_session_and_for_one_the_script_expired() -> None:
+    app = create_app(fixture("tools/list-and-call.json"), revision="2025-11-25")
+    async with in_process(app) as client:
+        headers = await initialize(client)
+        await client.delete("/mcp", headers=headers)
+        after = await client.post("/mcp", json=request("tools/list", 4), headers=headers)
+    assert after.status_code == 404
+    refusal_of(mock_of(app), 4, 404, "session-ended", [request("tools/list", 4)])
+
+    app = create_app(fixture("http/expire-on-request.json"), revision="2025-11-25")
+    async with in_process(app) as client:
+        headers = await initialize(client)
+        expiring = await client.post("/mcp", json=request("tools/list", 1), headers=headers)
+        again = await client.post("/mcp", json=request("tools/list", 2), headers=headers)
+    mock = mock_of(app)
+    # The request whose step expires the session reached the engine: no `refused` member,
+    # but its 404 is a (scripted) refusal whose error body is recorded.
+    on_three = [e for e in entries(mock, "message") if e["channel"] == "http:3"]
+    assert [(e["direction"], "refused" in e) for e in on_three] == [
+        ("client", False),
+        ("server", False),
+    ]
+    [fault_refusal] = [e for e in entries(mock, "refusal") if e["request"] == 3]
+    assert (fault_refusal["rule"], fault_refusal["scripted"]) == ("session-ended", True)
+    assert expiring.json() in [e["message"] for e in entries(mock, "message")]
+    found = refusal_of(mock, 4, 404, "session-ended", [request("tools/list", 2)], scripted=True)
+    assert found["server"] == [again.json()]
+
+
+async def test_refused_for_an_unsupported_protocol_version_header() -> None:
+    app = create_app(fixture("tools/list-and-call.json"), revision="2025-11-25")
+    async with in_process(app) as client:
+        headers = await initialize(client)
+        bad = {**headers, "mcp-protocol-version": "1999-01-01"}
+        response = await client.post("/mcp", json=request("tools/list", 1), headers=bad)
+    assert response.status_code == 400
+    found = refusal_of(mock_of(app), 3, 400, "protocol-version", [request("tools/list", 1)])
+    assert found["server"] == [response.json()]
+
+
+async def test_refused_for_a_foreign_origin_even_an_initialize() -> None:
+    app = create_app(fixture("tools/list-and-call.json"), revision="2025-11-25")
+    async with in_process(app) as client:
+        response = await client.post(
+            "/mcp", json=initialize_request(), headers={**ACCEPT, "origin": "http://evil.example"}
+        )
+    assert response.status_code == 403
+    mock = mock_of(app)
+    found = refusal_of(mock, 1, 403, "origin", [initialize_request()])
+    assert found["server"] == [response.json()]
+    assert "evil.example" in found["refusal"]["reason"]
+    assert mock.sessions == {}
+
+
+async def test_refused_on_a_wrong_path_with_a_plain_text_body() -> None:
+    app = create_app(fixture("tools/list-and-call.json"), revision="2025-11-25")
+    async with in_process(app) as client:
+        batch = [request("ping", 1), {"jsonrpc": "2.0", "method": "notifications/x"}]
+        response = await client.post("/other", json=batch, headers=ACCEPT)
+        got = await client.get("/other", headers=ACCEPT)
+    assert (response.status_code, response.text, got.status_code) == (404, "Not Found", 404)
+    mock = mock_of(app)
+    assert refusal_of(mock, 1, 404, "wrong-path", batch)["server"] == []
+    refusal_of(mock, 2, 404, "wrong-path", [])
+
+
+async def test_refused_methods_are_scripted_only_when_the_script_says_405() -> None:
+    app = create_app(fixture("http/no-get-no-delete.json"), revision="2025-11-25")
+    async with in_process(app) as client:
+        headers = await initialize(client)
+        get = await client.get("/mcp", headers=headers)
+        put = await client.put("/mcp", json=request("ping"), headers=headers)
+    assert (get.status_code, put.status_code) == (405, 405)
+    mock = mock_of(app)
+    refusal_of(mock, 3, 405, "method-not-allowed", [], scripted=True)
+    refusal_of(mock, 4, 405, "method-not-allowed", [])  # only a POST body holds messages
+
+
+async def test_refused_a_get_that_does_not_accept_an_event_stream() -> None:
+    app = create_app(fixture("tools/list-and-call.json"), revision="2025-11-25")
+    async with in_process(app) as client:
+        headers = await initialize(client)
+        response = await client.get("/mcp", headers={**headers, "accept": "application/json"})
+    assert response.status_code == 406
+    found = refusal_of(mock_of(app), 3, 406, "not-acceptable", [])
+    assert found["server"] == [response.json()]
+
+
+async def test_refused_at_2026_for_a_header_mismatch_and_an_unknown_method() -> None:
+    app = create_app(fixture("tools/list-and-call.json"), revision="2026-07-28")
+    async with in_process(app) as client:
+        body, wire = modern("tools/list", 1, mcp_method="tools/call")
+        mismatch = await client.post("/mcp", json=body, headers=wire)
+        unknown_body, wire = modern("no/such", 2)
+        unknown = await client.post("/mcp", json=unknown_body, headers=wire)
+    assert (mismatch.status_code, unknown.status_code) == (400, 404)
+    mock = mock_of(app)
+    found = refusal_of(mock, 1, 400, "header-mismatch", [body])
+    assert found["server"] == [mismatch.json()]
+    # The unknown method went through the engine: a refusal, but no `refused` member.
+    [refusal] = [e for e in entries(mock, "refusal") if e["request"] == 2]
+    assert (refusal["status"], refusal["rule"], refusal["scripted"]) == (
+        404,
+        "unknown-method-2026",
+        False,
+    )
+    client_side = [e for e in entries(mock, "message") if e["channel"] == "http:2"]
+    assert [(e["direction"], "refused" in e) for e in client_side] == [
+        ("client", False),
+        ("server", False),
+    ]
+
+
+async def test_refused_bodies_that_are_not_json_rpc_keep_their_invalid_entry() -> None:
+    app = create_app(fixture("tools/list-and-call.json"), revision="2025-11-25")
+    async with in_process(app) as client:
+        garbage = await client.post("/mcp", content=b"{not json", headers=ACCEPT)
+        batch = [request("tools/list", 1), request("ping", 2)]
+        refused_batch = await client.post("/mcp", json=batch, headers=ACCEPT)
+        big = await client.post("/mcp", content=b" " * (4 * 1024 * 1024 + 1), headers=ACCEPT)
+    assert (garbage.status_code, refused_batch.status_code, big.status_code) == (400, 400, 413)
+    mock = mock_of(app)
+    assert refusal_of(mock, 1, 400, "unparsable", [])["server"] == [garbage.json()]
+    # A batch is no message at 2025-11-25, but the messages in it are recorded all the same.
+    found = refusal_of(mock, 2, 400, "unparsable", batch)
+    assert found["server"] == [refused_batch.json()]
+    assert [e["code"] for e in entries(mock, "invalid")] == [-32700, -32600]
+    refusal_of(mock, 3, 413, "too-large", [])
+
+
+async def test_refused_by_the_legacy_http_sse_transport() -> None:
+    app = create_app(fixture("http/legacy-404.json"), transport="sse-legacy")
+    async with in_process(app) as client:
+        probe = await client.post("/mcp", json=initialize_request("2024-11-05"))
+        missing = await client.post("/mcp/messages", json=request("ping", 1))
+        unknown = await client.post("/mcp/messages?session_id=nope", json=request("ping", 2))
+        garbage = await client.post("/mcp/messages?session_id=nope", content=b"[")
+        elsewhere = await client.post("/elsewhere", json=request("ping", 3))
+    statuses = [r.status_code for r in (probe, missing, unknown, garbage, elsewhere)]
+    assert statuses == [404, 400, 404, 404, 404]
+    mock = mock_of(app)
+    found = refusal_of(
+        mock, 1, 404, "legacy-post", [initialize_request("2024-11-05")], scripted=True
+    )
+    assert found["server"] == []
+    assert refusal_of(mock, 2, 400, "session-required", [request("ping", 1)])["server"] == [
+        missing.json()
+    ]
+    refusal_of(mock, 3, 404, "session-unknown", [request("ping", 2)])
+    refusal_of(mock, 4, 404, "session-unknown", [])
+    refusal_of(mock, 5, 404, "wrong-path", [request("ping", 3)])
+
+
+async def test_the_default_legacy_post_refusal_is_a_scripted_405() -> None:
+    app = create_app(fixture("tools/list-and-call.json"), transport="sse-legacy")
+    async with in_process(app) as client:
+        probe = await client.post("/mcp", json=initialize_request("2024-11-05"))
+        put = await client.put("/mcp/messages", content=b"x")
+    assert (probe.status_code, probe.headers["allow"], put.status_code) == (405, "GET", 405)
+    mock = mock_of(app)
+    refusal_of(mock, 1, 405, "legacy-post", [initialize_request("2024-11-05")], scripted=True)
+    refusal_of(mock, 2, 405, "method-not-allowed", [])
 
 
 # -- real clients on uvicorn -------------------------------------------------------------------

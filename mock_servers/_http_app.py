@@ -53,7 +53,7 @@ from mock_servers._engine import (
     HttpInfo,
     Outcome,
 )
-from mock_servers._http_headers import HEADER_MISMATCH, header_mismatch, loopback_origin
+from mock_servers._http_headers import HEADER_MISMATCH, accepts, header_mismatch, loopback_origin
 from mock_servers._http_streams import Plan, Push, SseStream, StreamHub
 from mock_servers._http_wire import (
     Exchange,
@@ -456,6 +456,14 @@ class HttpMock:
         return HttpInfo(ex.method, ex.path, dict(ex.headers))
 
     async def _post(self, ex: Exchange) -> None:
+        accept = ex.headers.get("accept", "")
+        if not (accepts(accept, "application/json") and accepts(accept, "text/event-stream")):
+            # HT-2 / HM-1: the client MUST accept both; a server may answer either way.
+            text = "Not Acceptable: Accept must list application/json and text/event-stream"
+            await self._refuse(
+                ex, 406, "not-acceptable", text, error=_error(None, INVALID_REQUEST, text)
+            )
+            return
         parsed = self._parse(ex, allow_batch=batches_allowed(self.revision))
         if isinstance(parsed, _Unparsable):
             await self._refuse(ex, 400, "unparsable", parsed.reason, error=parsed.error)
@@ -688,7 +696,7 @@ class HttpMock:
         if self.engine.stateless or self.settings.get == "405":
             await self._not_allowed(ex, scripted=not self.engine.stateless)
             return
-        if "text/event-stream" not in ex.headers.get("accept", ""):
+        if not accepts(ex.headers.get("accept", ""), "text/event-stream"):
             text = "Not Acceptable: Accept must list text/event-stream"
             error = _error(None, INVALID_REQUEST, text)
             await self._refuse(ex, 406, "not-acceptable", text, error=error)

@@ -26,6 +26,16 @@ _PREFIX, _SUFFIX = "=?base64?", "?="
 _LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1")
 
 
+def accepts(accept: str, media_type: str) -> bool:
+    """Whether an Accept header value admits `media_type` (exactly, or by a wildcard)."""
+    kind = media_type.split("/")[0]
+    for part in accept.split(","):
+        listed = part.split(";")[0].strip().lower()
+        if listed in (media_type, f"{kind}/*", "*/*"):
+            return True
+    return False
+
+
 def loopback_origin(origin: str) -> bool:
     """Whether an `Origin` names a loopback host (anything else risks DNS rebinding)."""
     try:

@@ -75,7 +75,11 @@ WrongProtocolVersionHeader = _headers_mutant(
 JsonOnlyAccept = _headers_mutant(
     "JsonOnlyAccept",
     "HT-2: POSTs accept application/json only.",
-    lambda transport, headers: {**_without(headers, "accept"), "Accept": "application/json"},
+    lambda transport, headers: (
+        {**_without(headers, "accept"), "Accept": "application/json"}
+        if "application/json" in headers.get("Accept", "")
+        else headers
+    ),
 )
 NoMethodHeader = _headers_mutant(
     "NoMethodHeader",

@@ -179,6 +179,7 @@ class ReferenceClient:
         self._ids = itertools.count(1)  # RPC-1, RPC-2: integers, never reused
         self._pending: dict[RequestId, _Pending] = {}
         self._broken: ClientError | None = None
+        self._initialize_answered = False
         self._revision: str = HANDSHAKE_REVISIONS[-1]
         self._modern = False
         self._server_capabilities: dict[str, Any] | None = None  # None: not known
@@ -305,13 +306,19 @@ class ReferenceClient:
             self._transport.modern = modern
 
     async def _handshake(self, target: Target, revision: str) -> None:
+        self._initialize_answered = False
         try:
             await self._initialize(revision)
         except ClientError as exc:
             # HT-12: an initialize POST refused with 400/404/405, and no modern JSON-RPC
             # error in the body, means a 2024-11-05 HTTP+SSE server: GET the same URL.
+            # Not when initialize was answered: then the server speaks Streamable HTTP.
             status = getattr(exc, "http_status", None)
-            if not isinstance(target, HttpTarget) or status not in (400, 404, 405):
+            if (
+                not isinstance(target, HttpTarget)
+                or status not in (400, 404, 405)
+                or self._initialize_answered
+            ):
                 raise
             if exc.code in MODERN_ERRORS:
                 raise
@@ -330,6 +337,7 @@ class ReferenceClient:
         # LC-5: connect() sends nothing else until this answer arrives. LC-8: initialize
         # is never cancelled, not even on timeout.
         result = await self._request("initialize", params, cancellable=False)
+        self._initialize_answered = True
         negotiated = result.get("protocolVersion")
         if negotiated not in HANDSHAKE_REVISIONS:
             # LC-3: a revision this client does not speak: disconnect (connect() closes).

@@ -27,18 +27,21 @@ __all__ = ["RootCause", "describe", "failed_operation", "root_causes"]
 # Which check judges the rule behind each kind of refusal the HTTP mock records
 # (transcript `refusal` entries; mock_servers/_transcript.py lists the rules). A rule
 # missing here (405 to an optional GET, a body too large for the mock) is the server's
-# choice, not a client defect, and blocks nothing.
+# choice, not a client defect, and blocks nothing; so is a session that ended (the script
+# expired it, or the client deleted it itself): what a client does after that is judged
+# by http.new-session-after-404. The second member narrows a rule to an HTTP method or
+# to the transport.
 _REFUSAL_ROOTS: Mapping[tuple[str, str | None], str] = {
     ("session-required", None): "http.session-id-echoed",
     ("session-unknown", None): "http.session-id-echoed",
-    ("session-ended", None): "http.new-session-after-404",
     ("protocol-version", None): "http.protocol-version-header",
     ("not-acceptable", "GET"): "http.get-stream-accept",
     ("not-acceptable", None): "http.accept-header",
     ("header-mismatch", None): "stateless.standard-headers",
     ("unparsable", None): "jsonrpc.messages-valid",
     ("origin", None): "transport.origin",
-    ("wrong-path", None): "transport.endpoint",
+    ("wrong-path", "sse-legacy"): "sse-legacy.posts-to-endpoint",
+    ("wrong-path", None): "http.one-message-per-post",
 }
 
 # The request each operation of the client contract must put on the wire, for the first
@@ -116,7 +119,11 @@ def _refusal_causes(run: ScenarioRun) -> list[RootCause]:
             continue
         rule = str(refusal.get("rule"))
         method = methods.get(refusal.get("request"))
-        root = _REFUSAL_ROOTS.get((rule, method)) or _REFUSAL_ROOTS.get((rule, None))
+        root = (
+            _REFUSAL_ROOTS.get((rule, method))
+            or _REFUSAL_ROOTS.get((rule, run.transport))
+            or _REFUSAL_ROOTS.get((rule, None))
+        )
         if root is not None:
             found.setdefault(root, []).append(refusal)
     return [
@@ -193,7 +200,10 @@ def failed_operation(run: ScenarioRun) -> RootCause | None:
     """The first operation that raised or hung, or the run's own failure (a scenario that
     did not finish in time): why a trigger might never have arisen."""
     for operation in run.operations:
-        if not operation.ok and not (operation.op == "connect" and run.scenario.connect_may_fail):
+        expected = operation.deliberate or (
+            operation.op == "connect" and run.scenario.connect_may_fail
+        )
+        if not operation.ok and not expected:
             return RootCause(
                 f"client.{operation.op}",
                 f"{operation.op} {_failure(operation)}",

@@ -52,6 +52,10 @@ _DRIVE_BOUND = 20
 _JOIN_BOUND = 25
 
 
+# Error kinds that are the harness's own finding, never the client reporting a problem.
+_NOT_REPORTS = ("hang", "crash", "abandoned")
+
+
 @dataclass
 class Operation:
     """One thing the harness asked of the client, and what the client surfaced."""
@@ -75,7 +79,14 @@ class Operation:
     def reported(self) -> bool:
         """The client reported a failure to its caller, in time: not a hang, and not a
         crash (an unexpected exception, a driver that died)."""
-        return self.error is not None and self.error.get("kind") not in ("hang", "crash")
+        return self.error is not None and self.error.get("kind") not in _NOT_REPORTS
+
+    @property
+    def deliberate(self) -> bool:
+        """The failure is what the drive asked for: the harness abandoned the call, or
+        the client's own time-out expired when the drive gave it one (`timeout=`)."""
+        kind = (self.error or {}).get("kind")
+        return kind == "abandoned" or (kind == "timeout" and "timeout" in self.args)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"op": self.op, "args": self.args, "seconds": round(self.seconds, 3)}
@@ -113,7 +124,7 @@ class TranscriptWatch:
         """Whether `seen(entries)` became true within `bound` seconds."""
         with anyio.move_on_after(bound):
             while not seen(self.entries()):
-                await anyio.wait_socket_readable(self.sock)
+                await anyio.wait_readable(self.sock)
                 with contextlib.suppress(OSError):
                     while self.sock.recv(4096):
                         pass
@@ -181,6 +192,16 @@ class Session:
                 record.value = await method(*args, **kwargs)
         except ClientError as exc:
             record.error = exc.to_json()
+        except anyio.get_cancelled_exc_class():
+            # The drive gave up on the call on purpose (a caller abandoning it): neither
+            # a result nor a failure of the client.
+            record.error = {
+                "kind": "abandoned",
+                "code": None,
+                "message": "the harness abandoned the call (as the scenario intends)",
+            }
+            record.seconds = time.monotonic() - start
+            raise
         except TimeoutError:
             record.error = {
                 "kind": "hang",

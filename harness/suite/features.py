@@ -451,14 +451,23 @@ def _calls_in(entries: Entries, tool: str) -> list[dict[str, Any]]:
     ]
 
 
-def _late_response_arrived(tool: str, entries: Entries) -> bool:
-    """Whether the server's response to the first tools/call of `tool` is in the entries."""
+def _late_response_or_stream_end(tool: str, entries: Entries) -> bool:
+    """Whether the server's response to the first tools/call of `tool` is in the entries,
+    or the HTTP request that carried the call has ended (the client closed its stream,
+    so no response can arrive any more)."""
     calls = _calls_in(entries, tool)
-    return bool(calls) and any(
-        e["kind"] == "message"
-        and e.get("direction") == "server"
-        and "method" not in e["message"]
-        and same_id(e["message"].get("id"), calls[0]["message"]["id"])
+    if not calls:
+        return False
+    call = calls[0]
+    channel = str(call.get("channel", ""))
+    return any(
+        (
+            e["kind"] == "message"
+            and e.get("direction") == "server"
+            and "method" not in e["message"]
+            and same_id(e["message"].get("id"), call["message"]["id"])
+        )
+        or (e["kind"] == "http_end" and channel == f"http:{e.get('request')}")
         for e in entries
     )
 
@@ -484,7 +493,8 @@ async def cancel_and_race(session: Session) -> None:
     await session.call("call_tool", "hang", {}, timeout=session.options.timeout / 10)
     await abandon_once_sent(session, "slow")
     await session.until(
-        "the late response to the abandoned call", partial(_late_response_arrived, "slow")
+        "the late response to the abandoned call, or the end of its stream",
+        partial(_late_response_or_stream_end, "slow"),
     )
     await session.call("call_tool", "add", {"a": 1, "b": 2})
 

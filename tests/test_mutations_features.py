@@ -821,6 +821,11 @@ CASES = {
         ("features-cancellation-2026", "2026-07-28", "stdio"),
         {"features.timeout-cancels": "WARN"},
     ),
+}
+
+# Runs where a check is not judged, and must say why: SKIP from the declaration, N/A when
+# the condition never arose (no violation here, so not among the CASES).
+NOT_JUDGED = {
     "cancel-undeclared": Case(
         CancelUndeclared,
         ("features-cancellation", "2025-06-18", "stdio"),
@@ -843,6 +848,11 @@ NOT_PROVOKED = {
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_mutant_fails_exactly_its_checks(name: str) -> None:
     assert_mutant_fails_exactly(name, CASES[name])
+
+
+@pytest.mark.parametrize("name", sorted(NOT_JUDGED))
+def test_not_judged_items_say_why(name: str) -> None:
+    assert_mutant_fails_exactly(name, NOT_JUDGED[name])
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

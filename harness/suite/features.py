@@ -3,6 +3,7 @@ prompts, roots, sampling, elicitation."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Any
@@ -260,6 +261,8 @@ def ping_answered(run: ScenarioRun) -> Verdict:
     spec="basic/utilities/ping",
     description="A server ping sent before the initialize response is answered with an empty result",
     trigger=_request_sent("srv-early-ping"),
+    # The mock awaits the answer before it answers initialize: no answer, no connection.
+    independent_of=("client.connect",),
 )
 def ping_before_initialized(run: ScenarioRun) -> Verdict:
     return _must_answer(run, "srv-early-ping", "EmptyResult", _empty)
@@ -413,8 +416,22 @@ def sampling_tool_history_checked(run: ScenarioRun) -> Verdict:
     return passed("both broken tool histories were refused with -32602", evidence)
 
 
+def _invalid_answers(run: ScenarioRun) -> list[dict[str, Any]]:
+    """What the client sent as answers (an id, no method) that are not JSON-RPC at all."""
+    found = []
+    for entry in run.of_kind("invalid"):
+        try:
+            value = json.loads(entry.get("raw") or "")
+        except ValueError:
+            continue
+        if isinstance(value, dict) and "method" not in value and "id" in value:
+            found.append(entry)
+    return found
+
+
 def _client_answers(run: ScenarioRun) -> list[Mapping[str, Any]]:
-    return [e for e in run.client_messages() if _is_client_answer(e)]
+    """The client's answers to server requests, JSON-RPC or not."""
+    return [*_invalid_answers(run), *(e for e in run.client_messages() if _is_client_answer(e))]
 
 
 @check(
@@ -425,8 +442,15 @@ def _client_answers(run: ScenarioRun) -> list[Mapping[str, Any]]:
     spec="basic/index#responses",
     description="Every answer to a server request has exactly one of result and error, an error an integer code and a message",
     trigger=trigger("the client answered a server request", _client_answers),
+    # An answer so malformed that it is no JSON-RPC message is this check's violation too.
+    independent_of=("jsonrpc.messages-valid",),
 )
 def answers_well_formed(run: ScenarioRun) -> Verdict:
+    invalid = _invalid_answers(run)
+    if invalid:
+        return fail(
+            f"an answer is no valid JSON-RPC response: {invalid[0].get('reason')}", invalid[:1]
+        )
     answers = [dict(a) for a in _client_answers(run)]
     for entry in answers:
         problem = _shape_problem(entry["message"])

@@ -4,16 +4,18 @@ prompts, roots, sampling, elicitation."""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Any
 
 import anyio
 
 from harness._catalogue import check
-from harness._run import Scenario, ScenarioRun, Session
+from harness._jsonvalue import same_json
+from harness._run import Entries, Operation, Scenario, ScenarioRun, Session
 from harness._schemas import validate_definition
-from harness._verdicts import Status, Verdict, fail, passed, skip, warn
+from harness._triggers import Trigger, client_sent, server_sent, trigger
+from harness._verdicts import Status, Verdict, fail, not_applicable, passed, skip, warn
 from harness.clients._contract import Handlers
 from harness.suite._evidence import (
     HANDSHAKE,
@@ -30,7 +32,7 @@ from harness.suite._evidence import (
     tool_calls,
 )
 
-__all__ = ["SCENARIOS", "answer_to", "server_request"]
+__all__ = ["SCENARIOS", "answer_to", "cancel_and_race", "server_request"]
 
 ROOTS = (
     {"uri": "file:///tmp/mcp-testbench/project", "name": "project"},
@@ -44,29 +46,130 @@ SAMPLING = {
 }
 ELICITATION = {"action": "accept", "content": {"name": "Ada"}}
 ALL_HANDLERS = Handlers(sampling=SAMPLING, elicitation=ELICITATION, roots=ROOTS)
+THREE = [{"type": "text", "text": "3"}]
+"""What the add tool (1 + 2) answers in every script of this module."""
+
+
+# -- reading the transcript ---------------------------------------------------------------
+
+
+def _is_server_request(entry: Mapping[str, Any]) -> bool:
+    message = entry.get("message")
+    return (
+        entry["kind"] == "message"
+        and entry.get("direction") == "server"
+        and isinstance(message, dict)
+        and "method" in message
+        and "id" in message
+    )
+
+
+def _is_client_answer(entry: Mapping[str, Any]) -> bool:
+    return (
+        entry["kind"] == "message"
+        and entry.get("direction") == "client"
+        and "method" not in entry["message"]
+        and "id" in entry["message"]
+    )
 
 
 def server_request(run: ScenarioRun, request_id: str | int) -> dict[str, Any] | None:
     """The transcript entry of the server request with this id."""
-    for entry in run.entries:
-        message = entry.get("message") if entry["kind"] == "message" else None
-        if (
-            entry.get("direction") == "server"
-            and isinstance(message, dict)
-            and "method" in message
-            and same_id(message.get("id"), request_id)
-        ):
-            return entry
-    return None
+    return next(
+        (
+            e
+            for e in run.entries
+            if _is_server_request(e) and same_id(e["message"].get("id"), request_id)
+        ),
+        None,
+    )
 
 
-def answer_to(run: ScenarioRun, request_id: str) -> dict[str, Any] | None:
+def answer_to(run: ScenarioRun, request_id: str | int) -> dict[str, Any] | None:
     """The client's answer (a response entry) to the server request with this id."""
-    for entry in run.client_messages():
-        message = entry["message"]
-        if "method" not in message and message.get("id") == request_id:
-            return entry
-    return None
+    request = server_request(run, request_id)
+    after = request["seq"] if request is not None else -1
+    return next(
+        (
+            e
+            for e in run.entries
+            if e["seq"] > after
+            and _is_client_answer(e)
+            and same_id(e["message"].get("id"), request_id)
+        ),
+        None,
+    )
+
+
+def _unanswered(entries: Entries) -> list[Any]:
+    """The ids of the server requests the client has not answered yet."""
+    waiting: list[Any] = []
+    for entry in entries:
+        if _is_server_request(entry):
+            waiting.append(entry["message"]["id"])
+        elif _is_client_answer(entry):
+            answered = entry["message"]["id"]
+            waiting = [i for i in waiting if not same_id(i, answered)]
+    return waiting
+
+
+def _the(entry: dict[str, Any] | None, what: str) -> dict[str, Any]:
+    """An entry the check's trigger guarantees (its absence is a bug of the check)."""
+    if entry is None:
+        raise LookupError(f"{what} is missing although the trigger found it")
+    return entry
+
+
+def _server_capabilities(run: ScenarioRun) -> dict[str, Any]:
+    """What the server declared in its initialize result ({} without one)."""
+    init = next(iter(run.requests("initialize")), None)
+    response = response_to(run, init) if init is not None else None
+    result = response["message"].get("result") if response is not None else None
+    capabilities = result.get("capabilities") if isinstance(result, dict) else None
+    return capabilities if isinstance(capabilities, dict) else {}
+
+
+def _client_capabilities(run: ScenarioRun) -> dict[str, Any]:
+    """What the client declared in its initialize request ({} without one)."""
+    init = next(iter(run.requests("initialize")), None)
+    params = init["message"].get("params") if init is not None else None
+    capabilities = params.get("capabilities") if isinstance(params, dict) else None
+    return capabilities if isinstance(capabilities, dict) else {}
+
+
+def _request_sent(request_id: str | int) -> Trigger:
+    """Trigger: the server sent its request with this id to the client."""
+
+    def find(run: ScenarioRun) -> list[Mapping[str, Any]]:
+        request = server_request(run, request_id)
+        return [request] if request is not None else []
+
+    return trigger(f"the server sent its request {request_id!r}", find)
+
+
+def _failure(operation: Operation) -> str | None:
+    """How the operation failed, in words (None: it returned a value)."""
+    error = operation.error
+    if error is None:
+        return None
+    if operation.hung:
+        return f"it hung (no answer within {operation.seconds:.1f} s)"
+    if not operation.reported:
+        return f"the client crashed ({error.get('message')})"
+    return f"it failed ({error.get('kind')} error: {error.get('message')})"
+
+
+def _surfaced_wrong(operation: Operation, member: str, expected: Any) -> str | None:
+    """What is wrong with what the operation surfaced under `member` (None: it returned
+    exactly `expected` there, as JSON)."""
+    failure = _failure(operation)
+    if failure is not None:
+        return failure
+    value = operation.value.get(member) if isinstance(operation.value, dict) else None
+    return None if same_json(value, expected) else f"it surfaced {member} {value!r}"
+
+
+# -- answers to server requests --------------------------------------------------------------
 
 
 def _shape_problem(message: Mapping[str, Any]) -> str | None:
@@ -88,32 +191,53 @@ def _shape_problem(message: Mapping[str, Any]) -> str | None:
     return None
 
 
+def _result_problem(message: Mapping[str, Any], revision: str, definition: str) -> str | None:
+    """What keeps an answer from being a well-formed `definition` result (None: nothing)."""
+    problem = _shape_problem(message)
+    if problem is None and "error" in message:
+        return f"it is the error {message['error']}"
+    if problem is None:
+        violations = validate_definition(message["result"], revision, definition)
+        if violations:
+            return f"the result is no {definition}: {violations[0]}"
+    return problem
+
+
+ResultRule = Callable[[dict[str, Any], list[dict[str, Any]]], Verdict]
+
+
+def _must_answer(
+    run: ScenarioRun, request_id: str, definition: str, rule: ResultRule | None = None
+) -> Verdict:
+    """The client MUST answer the server request `request_id` with a well-formed
+    `definition`: never answering is the violation. `rule` judges the result further."""
+    request = _the(server_request(run, request_id), f"the server request {request_id!r}")
+    method = request["message"]["method"]
+    answer = answer_to(run, request_id)
+    if answer is None:
+        return fail(f"the client never answered the server's {method} ({request_id!r})", [request])
+    evidence = [request, answer]
+    problem = _result_problem(answer["message"], run.revision, definition)
+    if problem is not None:
+        return fail(f"the answer to {method} ({request_id!r}) is wrong: {problem}", evidence)
+    if rule is not None:
+        return rule(answer["message"]["result"], evidence)
+    return passed(f"{method} ({request_id!r}) was answered with a {definition}", evidence)
+
+
+def _empty(result: dict[str, Any], evidence: list[dict[str, Any]]) -> Verdict:
+    if not same_json(result, {}):
+        return fail(f"the ping was answered with {result!r}, not {{}}", evidence)
+    return passed("the ping was answered with an empty result", evidence)
+
+
 async def connect_and_call(session: Session, tool: str = "ask") -> None:
+    """Connect, list, call `tool` (the server's requests come ahead of its response), and
+    wait until the client has answered them all (or the wait's bound)."""
     if (await session.connect()).ok:
         await session.call("list_tools")
         await session.call("call_tool", tool, {})
-
-
-def _answered_with(
-    run: ScenarioRun, request_id: str, definition: str
-) -> tuple[Verdict | None, dict[str, Any], dict[str, Any]]:
-    """The request, the answer, or a FAIL verdict if the answer is missing or malformed."""
-    request, answer = server_request(run, request_id), answer_to(run, request_id)
-    if request is None:
-        return missing(run, f"the server request {request_id}"), {}, {}
-    if answer is None:
-        return fail(f"the client never answered {request_id}", [request]), request, {}
-    message = answer["message"]
-    problem = _shape_problem(message)
-    if problem is None and "error" in message:
-        problem = f"it is the error {message['error']}"
-    if problem is None:
-        violations = validate_definition(message["result"], run.revision, definition)
-        if violations:
-            problem = f"the result is no {definition}: {violations[0]}"
-    if problem is not None:
-        return fail(f"the answer to {request_id} is wrong: {problem}", [request, answer]), {}, {}
-    return None, request, answer
+        await session.until("answers to every server request", lambda e: not _unanswered(e))
 
 
 @check(
@@ -123,9 +247,10 @@ def _answered_with(
     revisions=HANDSHAKE,
     spec="basic/utilities/ping",
     description="A server ping during the session is answered promptly with an empty result",
+    trigger=_request_sent("srv-ping"),
 )
 def ping_answered(run: ScenarioRun) -> Verdict:
-    return _ping_verdict(run, "srv-ping")
+    return _must_answer(run, "srv-ping", "EmptyResult", _empty)
 
 
 @check(
@@ -135,12 +260,21 @@ def ping_answered(run: ScenarioRun) -> Verdict:
     revisions=HANDSHAKE,
     spec="basic/utilities/ping",
     description="A server ping sent before the initialize response is answered with an empty result",
+    trigger=_request_sent("srv-early-ping"),
+    # The mock awaits the answer before it answers initialize: no answer, no connection.
+    independent_of=("client.connect",),
 )
 def ping_before_initialized(run: ScenarioRun) -> Verdict:
-    return _ping_verdict(run, "srv-early-ping")
+    return _must_answer(run, "srv-early-ping", "EmptyResult", _empty)
 
 
 _EXACT_IDS: tuple[int | str, ...] = (0, 9007199254740993, "0")
+
+
+def _exact_id_pings(run: ScenarioRun) -> list[Mapping[str, Any]]:
+    """The server's pings with each of the ids _EXACT_IDS (all of them, or none)."""
+    requests = [server_request(run, wanted) for wanted in _EXACT_IDS]
+    return [r for r in requests if r is not None] if all(requests) else []
 
 
 @check(
@@ -151,36 +285,35 @@ _EXACT_IDS: tuple[int | str, ...] = (0, 9007199254740993, "0")
     spec="basic/index#responses",
     description='Server requests with the ids 0, 9007199254740993 (beyond 2^53) and "0" '
     "are each answered under exactly their id: same value, same JSON type",
+    trigger=trigger('the server sent pings with the ids 0, 2^53 + 1 and "0"', _exact_id_pings),
 )
 def answer_ids_exact(run: ScenarioRun) -> Verdict:
-    answers = [e for e in run.client_messages() if "method" not in e["message"]]
+    answers = [e for e in run.client_messages() if _is_client_answer(e)]
     evidence: list[dict[str, Any]] = []
-    for wanted in _EXACT_IDS:
-        request = server_request(run, wanted)
-        if request is None:
-            return missing(run, f"the server ping with id {wanted!r}")
-        exact = [a for a in answers if same_id(a["message"].get("id"), wanted)]
-        if not exact:
-            near = [a for a in answers if str(a["message"].get("id")).startswith(str(wanted)[:8])]
-            shown = ", ".join(repr(a["message"].get("id")) for a in near) or "none"
+    for wanted, request in zip(_EXACT_IDS, _exact_id_pings(run), strict=True):
+        exact = answer_to(run, wanted)
+        if exact is None:
+            near = [a for a in answers if str(a["message"]["id"]).startswith(str(wanted)[:8])]
+            shown = ", ".join(repr(a["message"]["id"]) for a in near) or "none"
             return fail(
                 f"the ping with id {wanted!r} got no answer under that id (near ids: {shown})",
-                [request, *near[:2]],
+                [dict(request), *near[:2]],
             )
-        evidence += [request, exact[0]]
+        evidence += [dict(request), exact]
     return passed("each ping was answered under exactly its own id", evidence)
 
 
-def _ping_verdict(run: ScenarioRun, request_id: str) -> Verdict:
-    bad, request, answer = _answered_with(run, request_id, "EmptyResult")
-    if bad is not None:
-        return bad
-    if answer["message"]["result"] != {}:
+def _file_roots(result: dict[str, Any], evidence: list[dict[str, Any]]) -> Verdict:
+    roots = result.get("roots")
+    uris = [r.get("uri") for r in roots if isinstance(r, dict)] if isinstance(roots, list) else []
+    if not uris:
         return fail(
-            f"the ping was answered with {answer['message']['result']!r}, not {{}}",
-            [request, answer],
+            "the client answered roots/list with no roots although it was given some", evidence
         )
-    return passed("the ping was answered with an empty result", [request, answer])
+    wrong = [u for u in uris if not (isinstance(u, str) and u.startswith("file://"))]
+    if wrong:
+        return fail(f"the root {wrong[0]!r} is not a file:// URI", evidence)
+    return passed(f"{len(uris)} roots, every one a file:// URI", evidence)
 
 
 @check(
@@ -191,22 +324,10 @@ def _ping_verdict(run: ScenarioRun, request_id: str) -> Verdict:
     spec="client/roots",
     description="roots/list is answered with a ListRootsResult whose every root is a file:// URI",
     feature="roots",
+    trigger=_request_sent("srv-roots"),
 )
 def roots_answer(run: ScenarioRun) -> Verdict:
-    bad, request, answer = _answered_with(run, "srv-roots", "ListRootsResult")
-    if bad is not None:
-        return bad
-    roots = answer["message"]["result"].get("roots", [])
-    uris = [r.get("uri") for r in roots if isinstance(r, dict)]
-    if not uris:
-        return fail(
-            "the client answered roots/list with no roots although it was given some",
-            [request, answer],
-        )
-    wrong = [u for u in uris if not (isinstance(u, str) and u.startswith("file://"))]
-    if wrong:
-        return fail(f"the root {wrong[0]!r} is not a file:// URI", [request, answer])
-    return passed(f"{len(uris)} roots, every one a file:// URI", [request, answer])
+    return _must_answer(run, "srv-roots", "ListRootsResult", _file_roots)
 
 
 @check(
@@ -217,27 +338,14 @@ def roots_answer(run: ScenarioRun) -> Verdict:
     spec="client/sampling",
     description="sampling/createMessage is answered with a well-formed CreateMessageResult",
     feature="sampling",
+    trigger=_request_sent("srv-sampling"),
 )
 def sampling_answer(run: ScenarioRun) -> Verdict:
-    bad, request, answer = _answered_with(run, "srv-sampling", "CreateMessageResult")
-    if bad is not None:
-        return bad
-    return passed("the sampling request got a CreateMessageResult", [request, answer])
+    return _must_answer(run, "srv-sampling", "CreateMessageResult")
 
 
-def _declared_capabilities(run: ScenarioRun) -> dict[str, Any] | None:
-    """The capabilities of the client's initialize request (None: no initialize)."""
-    init = next(
-        (m for m in run.client_messages() if m["message"].get("method") == "initialize"), None
-    )
-    if init is None:
-        return None
-    capabilities = (init["message"].get("params") or {}).get("capabilities")
-    return capabilities if isinstance(capabilities, dict) else {}
-
-
-def _sampling_tools_declared(capabilities: Mapping[str, Any]) -> bool:
-    sampling = capabilities.get("sampling")
+def _sampling_tools_declared(run: ScenarioRun) -> bool:
+    sampling = _client_capabilities(run).get("sampling")
     return isinstance(sampling, dict) and isinstance(sampling.get("tools"), dict)
 
 
@@ -256,27 +364,27 @@ def _uses_tools(result: Any) -> bool:
     description="A sampling request that offers tools is answered with tool use only by a "
     "client that declared sampling.tools, and one that declared it answers it properly",
     feature="sampling",
+    trigger=_request_sent("srv-sampling-tools"),
 )
 def sampling_tools_declared(run: ScenarioRun) -> Verdict:
-    capabilities = _declared_capabilities(run)
-    request, answer = (
-        server_request(run, "srv-sampling-tools"),
-        answer_to(run, "srv-sampling-tools"),
-    )
-    if capabilities is None or request is None:
-        return missing(run, "a tool-enabled sampling request after initialize")
+    if _sampling_tools_declared(run):
+        return _must_answer(run, "srv-sampling-tools", "CreateMessageResult")
+    request = _the(server_request(run, "srv-sampling-tools"), "the tool-enabled sampling request")
+    answer = answer_to(run, "srv-sampling-tools")
     if answer is None:
         return fail("the client never answered the tool-enabled sampling request", [request])
     evidence = [request, answer]
-    message = answer["message"]
-    if _sampling_tools_declared(capabilities):
-        bad, _, _ = _answered_with(run, "srv-sampling-tools", "CreateMessageResult")
-        if bad is not None:
-            return fail(f"the client declared sampling.tools, but {bad.reason}", evidence)
-        return passed("declared sampling.tools and answered the tool-enabled request", evidence)
-    if _uses_tools(message.get("result")):
+    if _uses_tools(answer["message"].get("result")):
         return fail("the client answered with tool use without declaring sampling.tools", evidence)
     return passed("without sampling.tools declared, the answer used no tools", evidence)
+
+
+_BROKEN_HISTORIES = ("srv-sampling-mixed", "srv-sampling-unmatched")
+
+
+def _broken_history_requests(run: ScenarioRun) -> list[Mapping[str, Any]]:
+    requests = [server_request(run, request_id) for request_id in _BROKEN_HISTORIES]
+    return [r for r in requests if r is not None] if all(requests) else []
 
 
 @check(
@@ -288,25 +396,42 @@ def sampling_tools_declared(run: ScenarioRun) -> Verdict:
     description="A client that declared sampling.tools answers a sampling request whose tool "
     "results are mixed with other content, or missing, with -32602",
     feature="sampling",
+    trigger=trigger(
+        "the server sent sampling requests with a broken tool history", _broken_history_requests
+    ),
 )
 def sampling_tool_history_checked(run: ScenarioRun) -> Verdict:
-    capabilities = _declared_capabilities(run)
-    if capabilities is None:
-        return missing(run, "an initialize request")
-    if not _sampling_tools_declared(capabilities):
+    if not _sampling_tools_declared(run):
         return skip("the client does not declare sampling.tools")
-    evidence = []
-    for request_id in ("srv-sampling-mixed", "srv-sampling-unmatched"):
-        request, answer = server_request(run, request_id), answer_to(run, request_id)
-        if request is None:
-            return missing(run, f"the sampling request {request_id}")
+    evidence: list[dict[str, Any]] = []
+    for request_id, request in zip(_BROKEN_HISTORIES, _broken_history_requests(run), strict=True):
+        answer = answer_to(run, request_id)
         if answer is None:
-            return fail(f"the client never answered {request_id}", [request])
-        evidence += [request, answer]
-        code = (answer["message"].get("error") or {}).get("code")
-        if code != -32602:
+            return fail(f"the client never answered {request_id}", [*evidence, dict(request)])
+        evidence += [dict(request), answer]
+        error = answer["message"].get("error")
+        code = error.get("code") if isinstance(error, dict) else None
+        if not same_json(code, -32602):
             return warn(f"{request_id} was answered with {answer['message']}, not -32602", evidence)
     return passed("both broken tool histories were refused with -32602", evidence)
+
+
+def _invalid_answers(run: ScenarioRun) -> list[dict[str, Any]]:
+    """What the client sent as answers (an id, no method) that are not JSON-RPC at all."""
+    found = []
+    for entry in run.of_kind("invalid"):
+        try:
+            value = json.loads(entry.get("raw") or "")
+        except ValueError:
+            continue
+        if isinstance(value, dict) and "method" not in value and "id" in value:
+            found.append(entry)
+    return found
+
+
+def _client_answers(run: ScenarioRun) -> list[Mapping[str, Any]]:
+    """The client's answers to server requests, JSON-RPC or not."""
+    return [*_invalid_answers(run), *(e for e in run.client_messages() if _is_client_answer(e))]
 
 
 @check(
@@ -316,18 +441,17 @@ def sampling_tool_history_checked(run: ScenarioRun) -> Verdict:
     revisions=HANDSHAKE,
     spec="basic/index#responses",
     description="Every answer to a server request has exactly one of result and error, an error an integer code and a message",
+    trigger=trigger("the client answered a server request", _client_answers),
+    # An answer so malformed that it is no JSON-RPC message is this check's violation too.
+    independent_of=("jsonrpc.messages-valid",),
 )
 def answers_well_formed(run: ScenarioRun) -> Verdict:
-    for entry in run.of_kind("invalid"):
-        try:
-            value = json.loads(entry.get("raw") or "")
-        except ValueError:
-            continue
-        if isinstance(value, dict) and "method" not in value and "id" in value:
-            return fail(f"an answer is no valid JSON-RPC response: {entry.get('reason')}", [entry])
-    answers = [e for e in run.client_messages() if "method" not in e["message"]]
-    if not answers:
-        return missing(run, "an answer to a server request")
+    invalid = _invalid_answers(run)
+    if invalid:
+        return fail(
+            f"an answer is no valid JSON-RPC response: {invalid[0].get('reason')}", invalid[:1]
+        )
+    answers = [dict(a) for a in _client_answers(run)]
     for entry in answers:
         problem = _shape_problem(entry["message"])
         if problem is not None:
@@ -335,14 +459,67 @@ def answers_well_formed(run: ScenarioRun) -> Verdict:
     return passed(f"{len(answers)} answers, each well-formed", answers[:4])
 
 
+# -- cancellation -------------------------------------------------------------------------------
+
+
+def _calls_in(entries: Entries, tool: str) -> list[dict[str, Any]]:
+    """The client's tools/call requests of `tool` among these entries."""
+    return [
+        e
+        for e in entries
+        if e["kind"] == "message"
+        and e.get("direction") == "client"
+        and e["message"].get("method") == "tools/call"
+        and "id" in e["message"]
+        and same_json((e["message"].get("params") or {}).get("name"), tool)
+    ]
+
+
+def _late_response_or_stream_end(tool: str, entries: Entries) -> bool:
+    """Whether the server's response to the first tools/call of `tool` is in the entries,
+    or the HTTP request that carried the call has ended (the client closed its stream,
+    so no response can arrive any more)."""
+    calls = _calls_in(entries, tool)
+    if not calls:
+        return False
+    call = calls[0]
+    channel = str(call.get("channel", ""))
+    return any(
+        (
+            e["kind"] == "message"
+            and e.get("direction") == "server"
+            and "method" not in e["message"]
+            and same_id(e["message"].get("id"), call["message"]["id"])
+        )
+        or (e["kind"] == "http_end" and channel == f"http:{e.get('request')}")
+        for e in entries
+    )
+
+
+async def abandon_once_sent(session: Session, tool: str) -> None:
+    """Call `tool` and give the call up (cancel the task awaiting it, as a caller does)
+    as soon as the server has its request."""
+    async with anyio.create_task_group() as group:
+        group.start_soon(partial(session.call, "call_tool", tool, {}))
+        await session.until(
+            f"the server has the tools/call of {tool}",
+            lambda entries: bool(_calls_in(entries, tool)),
+        )
+        group.cancel_scope.cancel()
+
+
 async def cancel_and_race(session: Session) -> None:
+    """A call the client's own time-out ends (LC-9), a call the caller abandons whose
+    response arrives late anyway (CANCEL), then a call that must still work."""
     if not (await session.connect()).ok:
         return
     await session.call("list_tools")
-    await session.call("call_tool", "hang", {}, timeout=0.5)  # LC-9: the client's own time-out
-    with anyio.move_on_after(0.3):  # CANCEL: the caller abandons the call
-        await session.call("call_tool", "slow", {})
-    await anyio.sleep(1.6)  # the late response arrives meanwhile
+    await session.call("call_tool", "hang", {}, timeout=session.options.timeout / 10)
+    await abandon_once_sent(session, "slow")
+    await session.until(
+        "the late response to the abandoned call, or the end of its stream",
+        partial(_late_response_or_stream_end, "slow"),
+    )
     await session.call("call_tool", "add", {"a": 1, "b": 2})
 
 
@@ -355,19 +532,34 @@ async def cancel_and_race(session: Session) -> None:
     description="A request that times out (the caller's timeout=) is reported as a time-out "
     "and cancelled with notifications/cancelled naming its id",
     feature="tools",
+    trigger=client_sent("tools/call", name="hang"),
 )
 def timeout_cancels(run: ScenarioRun) -> Verdict:
-    sent, operation = tool_calls(run, "hang"), first_operation(run, "call_tool", "hang")
-    if not sent or operation is None:
-        return missing(run, "a tools/call of hang")
-    if operation.ok:
-        return fail(
-            "a call that was never answered was reported as a success",
-            [sent[0], *op_evidence(operation)],
+    request = tool_calls(run, "hang")[0]
+    operation = _the_operation(run, "call_tool", "hang")
+    evidence = [request, *op_evidence(operation)]
+    error = operation.error
+    if error is None:
+        return fail("a call the server never answered was reported as a success", evidence)
+    if operation.hung:
+        return warn(
+            f"the client ignored the caller's time-out: the call hung until the harness gave "
+            f"up after {operation.seconds:.1f} s",
+            evidence,
         )
+    if error.get("kind") != "timeout":
+        return warn(f"the time-out was not reported as one: {_failure(operation)}", evidence)
     return cancelled_by_notification(
         run, "hang", warn, what="the timed-out request", context=op_evidence(operation)
     )
+
+
+def _the_operation(run: ScenarioRun, op: str, first_arg: Any) -> Operation:
+    """An operation the check's trigger guarantees the harness asked for."""
+    operation = first_operation(run, op, first_arg)
+    if operation is None:
+        raise LookupError(f"no {op}({first_arg!r}) although the trigger found its request")
+    return operation
 
 
 @check(
@@ -377,7 +569,8 @@ def timeout_cancels(run: ScenarioRun) -> Verdict:
     spec="basic/utilities/cancellation",
     description="Abandoning a call (cancelling the task that awaits it) sends "
     "notifications/cancelled with that request's id",
-    feature="tools",
+    feature="cancel",
+    trigger=client_sent("tools/call", name="slow"),
 )
 def cancel_notifies(run: ScenarioRun) -> Verdict:
     return cancelled_by_notification(run, "slow", warn)
@@ -391,33 +584,52 @@ def cancel_notifies(run: ScenarioRun) -> Verdict:
     description="Every notifications/cancelled names a request the client sent and had no "
     "response to yet (never initialize)",
     feature="cancel",
+    trigger=client_sent("notifications/cancelled"),
 )
 def cancel_only_in_flight(run: ScenarioRun) -> Verdict:
     cancels = cancellations(run)
-    if not cancels:
-        return missing(run, "a notifications/cancelled from the client")
-    requests = run.requests()
     for cancel in cancels:
-        request_id = cancelled_id(cancel)
+        named = cancelled_id(cancel)
         request = next(
             (
                 r
-                for r in requests
-                if r["seq"] < cancel["seq"] and same_id(r["message"]["id"], request_id)
+                for r in run.requests()
+                if r["seq"] < cancel["seq"] and same_id(r["message"]["id"], named)
             ),
             None,
         )
         if request is None:
-            return fail(f"the client cancelled {request_id!r}, a request it never sent", [cancel])
+            return fail(f"the client cancelled {named!r}, a request it never sent", [cancel])
         if request["message"].get("method") == "initialize":
             return fail("the client cancelled its initialize request", [request, cancel])
         response = response_to(run, request)
         if response is not None and response["seq"] < cancel["seq"]:
             return fail(
-                f"the client cancelled {request_id!r} after its response had arrived",
+                f"the client cancelled {named!r} after its response had arrived",
                 [request, response, cancel],
             )
     return passed(f"{len(cancels)} cancellations, each of a request in flight", cancels[:3])
+
+
+def _late_response_after_cancel(run: ScenarioRun) -> list[Mapping[str, Any]]:
+    """The client's notifications/cancelled for its call of slow, and the server's response
+    to that call arriving after it (the race), or nothing."""
+    calls = tool_calls(run, "slow")
+    if not calls:
+        return []
+    request = calls[0]
+    cancel = next(
+        (
+            c
+            for c in cancellations(run)
+            if c["seq"] > request["seq"] and same_id(cancelled_id(c), request["message"]["id"])
+        ),
+        None,
+    )
+    late = response_to(run, request)
+    if cancel is None or late is None or late["seq"] < cancel["seq"]:
+        return []
+    return [cancel, late]
 
 
 @check(
@@ -429,25 +641,24 @@ def cancel_only_in_flight(run: ScenarioRun) -> Verdict:
     "2026-07-28) a notifications/cancelled for an id the client never saw, are ignored: the "
     "next call works",
     feature="tools",
+    trigger=trigger(
+        "the response to a cancelled request arrived after the client's notifications/cancelled",
+        _late_response_after_cancel,
+    ),
 )
 def cancel_races(run: ScenarioRun) -> Verdict:
-    slow, add = tool_calls(run, "slow"), tool_calls(run, "add")
+    race = [dict(e) for e in _late_response_after_cancel(run)]
     operation = first_operation(run, "call_tool", "add")
-    if not slow or not add or operation is None:
-        return missing(run, "tools/call of slow, then of add")
-    evidence = [slow[0], add[0], *op_evidence(first_operation(run, "call_tool", "slow"), operation)]
-    late = response_to(run, slow[0])
-    if late is not None:
-        evidence.insert(1, late)
-    if response_to(run, add[0]) is None:
-        return missing(run, "an answered tools/call of add")
-    if not operation.ok or (operation.value or {}).get("content") != [
-        {"type": "text", "text": "3"}
-    ]:
-        return fail(
-            f"after the races the next call failed: {operation.error or operation.value}", evidence
-        )
-    return passed("the races were survived: the next call worked", evidence)
+    if operation is None:
+        return missing(run, "a tools/call of add after the late response")
+    evidence = [*race, *op_evidence(operation)]
+    wrong = _surfaced_wrong(operation, "content", THREE)
+    if wrong is not None:
+        return fail(f"after the races the next call did not work: {wrong}", evidence)
+    return passed("the late response was ignored: the next call worked", evidence)
+
+
+# -- progress -----------------------------------------------------------------------------------
 
 
 async def call_with_progress(session: Session) -> None:
@@ -465,6 +676,11 @@ def _token(entry: Mapping[str, Any]) -> Any:
     return meta.get("progressToken") if isinstance(meta, dict) else None
 
 
+def _two_work_calls(run: ScenarioRun) -> list[Mapping[str, Any]]:
+    calls: list[Mapping[str, Any]] = list(tool_calls(run, "work"))
+    return calls if len(calls) >= 2 else []
+
+
 @check(
     "features.progress-tokens",
     requirements=["PROG"],
@@ -473,17 +689,19 @@ def _token(entry: Mapping[str, Any]) -> Any:
     description="A call asking for progress carries a string or integer progressToken, "
     "unique among the requests in flight",
     feature="progress",
+    trigger=trigger(
+        "the client sent two concurrent tools/call asking for progress", _two_work_calls
+    ),
 )
 def progress_tokens(run: ScenarioRun) -> Verdict:
     sent = tool_calls(run, "work")
-    if len(sent) < 2:
-        return missing(run, "two tools/call of work")
     tokens = [_token(e) for e in sent]
     for token, entry in zip(tokens, sent, strict=True):
         if isinstance(token, bool) or not isinstance(token, (str, int)):
             return fail(f"the progressToken {token!r} is not a string or an integer", [entry])
-    if len({(type(t).__name__, t) for t in tokens}) < len(tokens):
-        return fail(f"two requests in flight share a progressToken: {tokens!r}", sent)
+    for index, token in enumerate(tokens):
+        if any(same_json(token, other) for other in tokens[index + 1 :]):
+            return fail(f"two requests in flight share a progressToken: {tokens!r}", sent)
     return passed(f"progress tokens {tokens!r}: valid and distinct", sent)
 
 
@@ -495,26 +713,20 @@ def progress_tokens(run: ScenarioRun) -> Verdict:
     description="Fractional progress and total (with a message from 2025-03-26) are accepted: both calls "
     "complete with their results",
     feature="progress",
+    trigger=server_sent("notifications/progress"),
 )
 def progress_accepted(run: ScenarioRun) -> Verdict:
-    sent = tool_calls(run, "work")
-    ops = [o for o in run.operations if o.op == "call_tool"]
-    notices = [
-        e
-        for e in run.entries
-        if e["kind"] == "message"
-        and e.get("direction") == "server"
-        and e["message"].get("method") == "notifications/progress"
-    ]
-    if len(sent) < 2 or len(ops) < 2 or not notices:
-        return missing(run, "two tools/call of work with progress notifications")
-    evidence = [*sent, notices[0], *op_evidence(*ops)]
-    for operation in ops:
-        if not operation.ok or (operation.value or {}).get("content") != [
-            {"type": "text", "text": "worked"}
-        ]:
-            return fail(f"a call with fractional progress failed: {operation.error}", evidence)
+    notices = server_sent("notifications/progress").find(run)
+    calls = [o for o in run.operations if o.op == "call_tool"]
+    evidence = [dict(notices[0]), *op_evidence(*calls)]
+    for operation in calls:
+        wrong = _surfaced_wrong(operation, "content", [{"type": "text", "text": "worked"}])
+        if wrong is not None:
+            return fail(f"a call with fractional progress did not complete: {wrong}", evidence)
     return passed("both calls completed after fractional progress with messages", evidence)
+
+
+# -- logging ------------------------------------------------------------------------------------
 
 
 async def connect_and_add(session: Session) -> None:
@@ -523,11 +735,23 @@ async def connect_and_add(session: Session) -> None:
         await session.call("call_tool", "add", {"a": 1, "b": 2})
 
 
+def _log_on_its_own(entries: Entries) -> bool:
+    """Whether the server's log message that belongs to no request (level warning, in
+    features/logging.json) has been sent."""
+    return any(
+        e["kind"] == "message"
+        and e.get("direction") == "server"
+        and e["message"].get("method") == "notifications/message"
+        and same_json((e["message"].get("params") or {}).get("level"), "warning")
+        for e in entries
+    )
+
+
 async def connect_log_and_call(session: Session) -> None:
     if not (await session.connect()).ok:
         return
     await session.call("list_tools")
-    await anyio.sleep(0.3)  # the log message on its own
+    await session.until("the log message on its own", _log_on_its_own)
     await session.call("call_tool", "add", {"a": 1, "b": 2})
 
 
@@ -539,25 +763,21 @@ async def connect_log_and_call(session: Session) -> None:
     description="notifications/message at any time (ahead of the initialize response, on its "
     "own, ahead of a response; in 2026-07-28 on a request's stream) breaks nothing",
     feature="tools",
+    trigger=server_sent("notifications/message"),
 )
 def log_messages(run: ScenarioRun) -> Verdict:
-    notices = [
-        e
-        for e in run.entries
-        if e["kind"] == "message"
-        and e.get("direction") == "server"
-        and e["message"].get("method") == "notifications/message"
-    ]
-    connect, operation = run.operation("connect"), first_operation(run, "call_tool", "add")
-    if not notices or connect is None or operation is None:
-        return missing(run, "log notifications and a tools/call of add")
-    evidence = [*notices, *op_evidence(connect, operation)]
-    if not connect.ok:
-        return fail(f"connecting failed after a log message: {connect.error}", evidence)
-    if not operation.ok or (operation.value or {}).get("content") != [
-        {"type": "text", "text": "3"}
-    ]:
-        return fail(f"the call after log messages failed: {operation.error}", evidence)
+    notices = [dict(n) for n in server_sent("notifications/message").find(run)]
+    operation = first_operation(run, "call_tool", "add")
+    if operation is None:
+        return missing(run, "a tools/call of add after the log messages")
+    evidence = [*notices, *op_evidence(*run.operations)]
+    for other in run.operations:
+        failure = _failure(other)
+        if failure is not None:
+            return fail(f"{other.op} broke after log messages: {failure}", evidence)
+    wrong = _surfaced_wrong(operation, "content", THREE)
+    if wrong is not None:
+        return fail(f"the call after log messages did not work: {wrong}", evidence)
     return passed(f"{len(notices)} log messages, and the session went on", evidence)
 
 
@@ -567,26 +787,28 @@ def log_messages(run: ScenarioRun) -> Verdict:
     level="MUST",
     revisions=HANDSHAKE,
     spec="server/utilities/logging#capabilities",
-    description="logging/setLevel is never sent to a server that did not declare logging",
+    description="logging/setLevel is never sent to a server that did not declare logging "
+    "(judged only when a client sends it: the client contract cannot ask for a level yet)",
+    trigger=trigger(
+        "the client sent logging/setLevel (the contract cannot ask a client to set a level yet)",
+        client_sent("logging/setLevel").find,
+    ),
 )
 def set_level_only_if_declared(run: ScenarioRun) -> Verdict:
-    init = next(
-        (m for m in run.client_messages() if m["message"].get("method") == "initialize"), None
-    )
-    response = response_to(run, init) if init else None
-    if init is None or response is None:
-        return missing(run, "an answered initialize request")
-    capabilities = (response["message"].get("result") or {}).get("capabilities") or {}
-    if "logging" in capabilities:
-        return missing(run, "a server without the logging capability (this one declares it)")
-    levels = run.requests("logging/setLevel")
-    if levels:
-        return fail(
-            "logging/setLevel was sent to a server that did not declare logging",
-            [response, *levels],
+    levels = client_sent("logging/setLevel").find(run)
+    if "logging" in _server_capabilities(run):
+        return not_applicable(
+            "the server declared logging, so logging/setLevel was allowed", levels
         )
-    return passed("no logging/setLevel to a server without logging", [init, response])
+    init = _the(next(iter(run.requests("initialize")), None), "the initialize request")
+    response = _the(response_to(run, init), "the initialize response")
+    return fail(
+        "logging/setLevel was sent to a server that did not declare logging",
+        [response, *levels],
+    )
 
+
+# -- resources and prompts ------------------------------------------------------------------------
 
 NOTES_URI = "file:///tmp/mcp-testbench/notes.md"
 MISSING_URI = "file:///tmp/mcp-testbench/missing.txt"
@@ -611,44 +833,72 @@ async def resources_and_prompts_then_legacy_code(session: Session) -> None:
         await session.call("get_prompt", "greet", {"who": "Ada"})
 
 
+def _first_page_with_cursor(method: str) -> Trigger:
+    """Trigger: the server answered the client's `method` with a nextCursor (a next page)."""
+
+    def find(run: ScenarioRun) -> list[Mapping[str, Any]]:
+        for page in run.requests(method)[:1]:
+            response = response_to(run, page)
+            result = response["message"].get("result") if response is not None else None
+            if response is not None and isinstance(result, dict) and "nextCursor" in result:
+                return [page, response]
+        return []
+
+    return trigger(f"the server answered {method} with a nextCursor", find)
+
+
 def _paged_verdict(run: ScenarioRun, method: str, op: str, key: str) -> Verdict | None:
-    """FAIL (or missing) unless both pages were fetched, cursor verbatim, and surfaced."""
+    """FAIL unless the client sent the first page's nextCursor back verbatim and surfaced
+    the items of every page; None when it did."""
     pages = run.requests(method)
     operation = run.operation(op)
-    if len(pages) < 1 or operation is None:
-        return missing(run, f"{method} and a {op} operation")
-    responses = [response_to(run, p) for p in pages]
-    cursors = [
-        (r["message"].get("result") or {}).get("nextCursor") for r in responses if r is not None
-    ]
-    sent = [(p["message"].get("params") or {}).get("cursor") for p in pages]
+    if operation is None:
+        return missing(run, f"a {op} operation")
     evidence = [*pages, *op_evidence(operation)]
-    if len(pages) < 2 or sent[1] != cursors[0]:
+    responses = [response_to(run, p) for p in pages]
+    results = [(r["message"].get("result") or {}) if r is not None else {} for r in responses]
+    cursor = results[0].get("nextCursor")
+    sent = [(p["message"].get("params") or {}).get("cursor") for p in pages]
+    if len(pages) < 2 or not same_json(sent[1], cursor):
         return fail(
-            f"{method} did not send the cursor {cursors[0]!r} back verbatim: {sent!r}", evidence
+            f"{method} did not send the cursor {cursor!r} back verbatim: {sent!r}", evidence
         )
-    expected = [
-        item
-        for r in responses
-        if r is not None
-        for item in (r["message"].get("result") or {}).get(key, [])
-    ]
-    if not operation.ok or (operation.value or {}).get(key) != expected:
-        return fail(
-            f"{op} did not surface every page intact: {operation.error or operation.value}",
-            evidence,
-        )
+    every_item = [item for result in results for item in result.get(key, [])]
+    wrong = _surfaced_wrong(operation, key, every_item)
+    if wrong is not None:
+        return fail(f"{op} did not surface every page intact: {wrong}", evidence)
     return None
 
 
-def _not_found_verdict(operation: Any, codes: tuple[int, ...], what: str) -> Verdict:
-    if operation is None:
-        return fail(f"no {what} operation")
-    evidence = op_evidence(operation)
+def _surfaced_intact(
+    run: ScenarioRun, request: Mapping[str, Any] | None, operation: Operation | None, key: str
+) -> Verdict | None:
+    """FAIL unless the operation surfaced the server's `key` of its answer intact."""
+    response = response_to(run, request) if request is not None else None
+    if request is None or response is None or operation is None:
+        return missing(run, f"an answered request for {key}")
+    evidence = [dict(request), *op_evidence(operation)]
+    sent = (response["message"].get("result") or {}).get(key)
+    wrong = _surfaced_wrong(operation, key, sent)
+    if wrong is not None:
+        return fail(f"the {key} were not surfaced intact: {wrong}", evidence)
+    return None
+
+
+def _not_found_verdict(
+    request: Mapping[str, Any], operation: Operation, codes: tuple[int, ...], what: str
+) -> Verdict:
+    """The server's not-found error to `request` surfaced as a protocol error with one of
+    `codes`."""
+    evidence = [dict(request), *op_evidence(operation)]
     error = operation.error or {}
     if operation.ok:
         return fail(f"the not-found error of {what} was surfaced as a result", evidence)
-    if error.get("kind") != "protocol" or error.get("code") not in codes:
+    if not operation.reported:
+        return fail(
+            f"the not-found error of {what} was never surfaced: {_failure(operation)}", evidence
+        )
+    if error.get("kind") != "protocol" or not any(same_json(error.get("code"), c) for c in codes):
         return fail(
             f"the not-found error of {what} was surfaced as {error.get('kind')} error "
             f"{error.get('code')}, not as protocol error {codes[0]}",
@@ -665,24 +915,22 @@ def _not_found_verdict(operation: Any, codes: tuple[int, ...], what: str) -> Ver
     description="resources/list follows nextCursor verbatim and surfaces every page; "
     "resources/read surfaces the contents intact",
     feature="resources",
+    trigger=_first_page_with_cursor("resources/list"),
 )
 def resources_listed_and_read(run: ScenarioRun) -> Verdict:
     bad = _paged_verdict(run, "resources/list", "list_resources", "resources")
     if bad is not None:
         return bad
     reads = requests_with(run, "resources/read", "uri", NOTES_URI)
-    operation = first_operation(run, "read_resource", NOTES_URI)
-    response = response_to(run, reads[0]) if reads else None
-    if response is None or operation is None:
-        return missing(run, f"an answered resources/read of {NOTES_URI}")
-    evidence = [reads[0], *op_evidence(operation)]
-    sent = (response["message"].get("result") or {}).get("contents")
-    if not operation.ok or (operation.value or {}).get("contents") != sent:
-        return fail(
-            f"the resource contents were not surfaced intact: {operation.error or operation.value}",
-            evidence,
-        )
-    return passed("both pages of resources listed, and the resource read intact", evidence)
+    read = reads[0] if reads else None
+    bad = _surfaced_intact(run, read, first_operation(run, "read_resource", NOTES_URI), "contents")
+    if bad is not None:
+        return bad
+    pages = run.requests("resources/list")
+    return passed(
+        "both pages of resources listed, and the resource read intact",
+        [*pages, *([read] if read is not None else [])],
+    )
 
 
 @check(
@@ -693,15 +941,13 @@ def resources_listed_and_read(run: ScenarioRun) -> Verdict:
     description="A resource-not-found error (-32002; -32602 from 2026-07-28) to resources/read "
     "is surfaced as a protocol error with its code",
     feature="resources",
+    trigger=client_sent("resources/read", uri=MISSING_URI),
 )
 def resource_not_found(run: ScenarioRun) -> Verdict:
-    reads = requests_with(run, "resources/read", "uri", MISSING_URI)
-    if not reads or response_to(run, reads[0]) is None:
-        return missing(run, f"an answered resources/read of {MISSING_URI}")
+    request = requests_with(run, "resources/read", "uri", MISSING_URI)[0]
     codes = (-32602, -32002) if run.revision in STATELESS else (-32002,)
-    return _not_found_verdict(
-        first_operation(run, "read_resource", MISSING_URI), codes, "resources/read"
-    )
+    operation = _the_operation(run, "read_resource", MISSING_URI)
+    return _not_found_verdict(request, operation, codes, "resources/read")
 
 
 @check(
@@ -713,29 +959,28 @@ def resource_not_found(run: ScenarioRun) -> Verdict:
     description="2026: a resources/read refused with the pre-2026 code -32002 is still surfaced "
     "as a not-found protocol error, and the client goes on working",
     feature="resources",
+    trigger=client_sent("resources/read", uri=GONE_URI),
 )
 def legacy_not_found_accepted(run: ScenarioRun) -> Verdict:
-    reads = requests_with(run, "resources/read", "uri", GONE_URI)
-    if not reads or response_to(run, reads[0]) is None:
-        return missing(run, f"an answered resources/read of {GONE_URI}")
-    read = first_operation(run, "read_resource", GONE_URI)
-    verdict = _not_found_verdict(read, (-32002,), "resources/read")
-    if verdict.status is not Status.PASS:
-        return warn(verdict.reason, verdict.evidence)
+    request = requests_with(run, "resources/read", "uri", GONE_URI)[0]
+    read = _the_operation(run, "read_resource", GONE_URI)
+    surfaced = _not_found_verdict(request, read, (-32002,), "resources/read")
+    if surfaced.status is not Status.PASS:
+        return warn(surfaced.reason, surfaced.evidence)
     greets = [
         o
         for o in run.operations
-        if o.op == "get_prompt" and (o.args.get("args") or [None])[0] == "greet"
+        if o.op == "get_prompt" and o.args.get("args", [None])[0] == "greet"
     ]
     after = greets[1:2]  # the get that follows the -32002 read
-    if not after or not after[0].ok:
-        return warn(
-            "after the -32002 error the client did not serve the next request",
-            op_evidence(read, *after),
-        )
+    evidence = [request, *op_evidence(read, *after)]
+    if not after:
+        return missing(run, "a prompts/get after the -32002 error")
+    failure = _failure(after[0])
+    if failure is not None:
+        return warn(f"after the -32002 error the next request did not work: {failure}", evidence)
     return passed(
-        "-32002 was surfaced as a not-found protocol error and the client went on",
-        op_evidence(read, after[0]),
+        "-32002 was surfaced as a not-found protocol error and the client went on", evidence
     )
 
 
@@ -747,23 +992,22 @@ def legacy_not_found_accepted(run: ScenarioRun) -> Verdict:
     description="prompts/list follows nextCursor verbatim and surfaces every page; "
     "prompts/get sends the arguments and surfaces the messages intact",
     feature="prompts",
+    trigger=_first_page_with_cursor("prompts/list"),
 )
 def prompts_listed_and_got(run: ScenarioRun) -> Verdict:
     bad = _paged_verdict(run, "prompts/list", "list_prompts", "prompts")
     if bad is not None:
         return bad
     gets = requests_with(run, "prompts/get", "name", "greet")
-    operation = first_operation(run, "get_prompt", "greet")
-    response = response_to(run, gets[0]) if gets else None
-    if response is None or operation is None:
-        return missing(run, "an answered prompts/get of greet")
-    evidence = [gets[0], *op_evidence(operation)]
-    sent = (response["message"].get("result") or {}).get("messages")
-    if not operation.ok or (operation.value or {}).get("messages") != sent:
-        return fail(
-            f"the prompt was not surfaced intact: {operation.error or operation.value}", evidence
-        )
-    return passed("both pages of prompts listed, and the prompt got intact", evidence)
+    get = gets[0] if gets else None
+    bad = _surfaced_intact(run, get, first_operation(run, "get_prompt", "greet"), "messages")
+    if bad is not None:
+        return bad
+    pages = run.requests("prompts/list")
+    return passed(
+        "both pages of prompts listed, and the prompt got intact",
+        [*pages, *([get] if get is not None else [])],
+    )
 
 
 @check(
@@ -773,12 +1017,15 @@ def prompts_listed_and_got(run: ScenarioRun) -> Verdict:
     spec="server/prompts#error-handling",
     description="An unknown-prompt error (-32602) to prompts/get is surfaced as a protocol error with its code",
     feature="prompts",
+    trigger=client_sent("prompts/get", name="nope"),
 )
 def prompt_not_found(run: ScenarioRun) -> Verdict:
-    gets = requests_with(run, "prompts/get", "name", "nope")
-    if not gets or response_to(run, gets[0]) is None:
-        return missing(run, "an answered prompts/get of nope")
-    return _not_found_verdict(first_operation(run, "get_prompt", "nope"), (-32602,), "prompts/get")
+    request = requests_with(run, "prompts/get", "name", "nope")[0]
+    operation = _the_operation(run, "get_prompt", "nope")
+    return _not_found_verdict(request, operation, (-32602,), "prompts/get")
+
+
+# -- elicitation ---------------------------------------------------------------------------------
 
 
 @check(
@@ -790,12 +1037,10 @@ def prompt_not_found(run: ScenarioRun) -> Verdict:
     description="elicitation/create (without a mode: form mode) is answered with a "
     "well-formed ElicitResult",
     feature="elicitation",
+    trigger=_request_sent("srv-elicit"),
 )
 def elicitation_answer(run: ScenarioRun) -> Verdict:
-    bad, request, answer = _answered_with(run, "srv-elicit", "ElicitResult")
-    if bad is not None:
-        return bad
-    return passed("the form-mode elicitation got an ElicitResult", [request, answer])
+    return _must_answer(run, "srv-elicit", "ElicitResult")
 
 
 @check(
@@ -807,27 +1052,25 @@ def elicitation_answer(run: ScenarioRun) -> Verdict:
     description="A URL-mode elicitation to a client that declared only form mode is "
     "answered with error -32602",
     feature="elicitation",
+    trigger=_request_sent("srv-elicit-url"),
 )
 def elicitation_undeclared_mode(run: ScenarioRun) -> Verdict:
-    init = next(
-        (m for m in run.client_messages() if m["message"].get("method") == "initialize"), None
-    )
-    request, answer = server_request(run, "srv-elicit-url"), answer_to(run, "srv-elicit-url")
-    if init is None or request is None:
-        return missing(run, "an initialize request and a URL-mode elicitation")
-    declared = ((init["message"].get("params") or {}).get("capabilities") or {}).get("elicitation")
+    declared = _client_capabilities(run).get("elicitation")
     if isinstance(declared, dict) and "url" in declared:
         return skip("the client declared URL-mode elicitation")
+    request = _the(server_request(run, "srv-elicit-url"), "the URL-mode elicitation")
+    answer = answer_to(run, "srv-elicit-url")
     if answer is None:
-        return fail("the URL-mode elicitation was never answered", [init, request])
+        return fail("the URL-mode elicitation was never answered", [request])
+    evidence = [request, answer]
     error = answer["message"].get("error")
     code = error.get("code") if isinstance(error, dict) else None
-    if code != -32602 or "result" in answer["message"]:
+    if not same_json(code, -32602) or "result" in answer["message"]:
         return fail(
             f"the undeclared mode was answered with {answer['message']!r}, not error -32602",
-            [init, request, answer],
+            evidence,
         )
-    return passed("the undeclared URL mode was refused with -32602", [init, request, answer])
+    return passed("the undeclared URL mode was refused with -32602", evidence)
 
 
 @check(
@@ -839,19 +1082,20 @@ def elicitation_undeclared_mode(run: ScenarioRun) -> Verdict:
     description="notifications/elicitation/complete for an unknown elicitation id is ignored: "
     "the call it arrived with completes",
     feature="elicitation",
+    trigger=server_sent("notifications/elicitation/complete"),
 )
 def elicitation_complete_unknown(run: ScenarioRun) -> Verdict:
-    sent, operation = tool_calls(run, "ask-url"), first_operation(run, "call_tool", "ask-url")
-    if not sent or operation is None or response_to(run, sent[0]) is None:
-        return missing(run, "an answered tools/call of ask-url")
-    evidence = [sent[0], *op_evidence(operation)]
-    if not operation.ok or (operation.value or {}).get("content") != [
-        {"type": "text", "text": "done"}
-    ]:
+    notice = dict(server_sent("notifications/elicitation/complete").find(run)[0])
+    operation = first_operation(run, "call_tool", "ask-url")
+    if operation is None:
+        return missing(run, "the tools/call of ask-url")
+    evidence = [notice, *op_evidence(operation)]
+    wrong = _surfaced_wrong(operation, "content", [{"type": "text", "text": "done"}])
+    if wrong is not None:
         return fail(
-            f"the call failed after an unknown elicitation/complete: {operation.error}", evidence
+            f"the call did not complete after an unknown elicitation/complete: {wrong}", evidence
         )
-    return passed("the unknown elicitation/complete was ignored", evidence)
+    return passed("the unknown elicitation/complete was ignored: the call completed", evidence)
 
 
 async def ask_twice(session: Session) -> None:
@@ -861,13 +1105,32 @@ async def ask_twice(session: Session) -> None:
         for name in ("ask", "ask-url"):
             if name in names:
                 await session.call("call_tool", name, {})
+        await session.until("answers to every server request", lambda e: not _unanswered(e))
+
+
+# -- batches -------------------------------------------------------------------------------------
+
+_BATCHED_PING = "srv-batch-ping"
+
+
+def _batch_delivered(run: ScenarioRun) -> list[Mapping[str, Any]]:
+    """The server's batch as delivered: written to stdout (stdio), or as an event on a
+    stream the client had open (HTTP); a batch queued for a GET stream the client never
+    opened was never delivered."""
+    if run.transport == "stdio":
+        return [e for e in run.of_kind("fault") if _BATCHED_PING in str(e.get("fault"))]
+    return [e for e in run.of_kind("sse_event") if _BATCHED_PING in str(e.get("event"))]
+
+
+def _batched_ping_answered(entries: Entries) -> bool:
+    return any(_is_client_answer(e) and same_id(e["message"]["id"], _BATCHED_PING) for e in entries)
 
 
 async def list_wait_and_add(session: Session) -> None:
     if not (await session.connect()).ok:
         return
     await session.call("list_tools")
-    await anyio.sleep(0.5)  # the batch arrives
+    await session.until("the answer to the ping in the server's batch", _batched_ping_answered)
     await session.call("call_tool", "add", {"a": 1, "b": 2})
 
 
@@ -880,31 +1143,32 @@ async def list_wait_and_add(session: Session) -> None:
     description="A JSON-RPC batch from the server (a notification and a ping) is accepted: "
     "the ping in it is answered with an empty result and the session goes on",
     feature="tools",
+    trigger=trigger("the server's batch was delivered to the client", _batch_delivered),
 )
 def batch_accepted(run: ScenarioRun) -> Verdict:
-    batch = next((e for e in run.of_kind("fault") if "srv-batch-ping" in json.dumps(e)), None)
-    if batch is None:
-        batch = next(
-            (e for e in run.of_kind("sse_event") if "srv-batch-ping" in json.dumps(e)), None
-        )
-    if batch is None:
-        return missing(run, "the server's batch")
-    answer = answer_to(run, "srv-batch-ping")
+    batch = dict(_batch_delivered(run)[0])
+    answer = next(
+        (
+            e
+            for e in run.client_messages()
+            if e["seq"] > batch["seq"]
+            and _is_client_answer(e)
+            and same_id(e["message"]["id"], _BATCHED_PING)
+        ),
+        None,
+    )
     if answer is None:
         return fail("the ping inside the batch was never answered", [batch])
-    if answer["message"].get("result") != {}:
+    if not same_json(answer["message"].get("result"), {}):
         return fail(f"the batched ping was answered with {answer['message']!r}", [batch, answer])
-    operation, sent = first_operation(run, "call_tool", "add"), tool_calls(run, "add")
-    if operation is None or not sent or response_to(run, sent[0]) is None:
-        return missing(run, "an answered tools/call of add after the batch")
-    if not operation.ok:
-        return fail(
-            f"the call after the batch failed: {operation.error}",
-            [batch, answer, *op_evidence(operation)],
-        )
-    return passed(
-        "the batch was accepted and its ping answered", [batch, answer, *op_evidence(operation)]
-    )
+    operation = first_operation(run, "call_tool", "add")
+    if operation is None:
+        return missing(run, "a tools/call of add after the batch")
+    evidence = [batch, answer, *op_evidence(operation)]
+    wrong = _surfaced_wrong(operation, "content", THREE)
+    if wrong is not None:
+        return fail(f"the call after the batch did not work: {wrong}", evidence)
+    return passed("the batch was accepted, its ping answered, and the session went on", evidence)
 
 
 SCENARIOS: list[Scenario] = [

@@ -18,6 +18,7 @@ import httpx
 import pytest
 from _mutation import Case, assert_mutant_fails_exactly, assert_reference_passes
 
+from harness._catalogue import CATALOGUE
 from harness._jsonrpc import (
     ErrorObject,
     ErrorResponse,
@@ -34,6 +35,7 @@ from harness.clients._ref_base import ServerError, StreamBrokenError
 from harness.clients._ref_http import SSE, HttpTransport
 from harness.clients._ref_sse_legacy import SseLegacyTransport
 from harness.clients._ref_stdio import StdioTransport
+from harness.suite import scenario
 
 # -- the mutants -------------------------------------------------------------------------------
 
@@ -250,13 +252,14 @@ class GetRefusalIsFatal(ReferenceClient):
     _http_transport = _GetRefusalIsFatal
 
 
-def _choke_on_202(response: httpx.Response) -> None:
+async def _choke_on_202(response: httpx.Response) -> None:
     if response.status_code == 202:
         raise httpx.DecodingError("expected a JSON body", request=response.request)
 
 
 class ChokesOn202(ReferenceClient):
-    """HT-4: fails on a 202 Accepted with an empty body."""
+    """HT-4: takes a 202 Accepted with an empty body for an error, and reports it (the
+    202 to notifications/initialized: connecting fails)."""
 
     def __init__(self) -> None:
         super().__init__(
@@ -267,7 +270,7 @@ class ChokesOn202(ReferenceClient):
         )
 
 
-def _refuse_sse_answers(response: httpx.Response) -> None:
+async def _refuse_sse_answers(response: httpx.Response) -> None:
     kind = response.headers.get("content-type", "")
     if response.request.method == "POST" and kind.startswith("text/event-stream"):
         raise httpx.DecodingError("only JSON answers are understood", request=response.request)
@@ -506,6 +509,25 @@ class PrettyPrintsOnStdio(ReferenceClient):
         await super()._send(message, limit)
 
 
+class _NoSessionEcho(HttpTransport):
+    def _request_headers(
+        self, accept: str, extra: Mapping[str, str] | None = None
+    ) -> dict[str, str]:
+        headers = super()._request_headers(accept, extra)
+        headers.pop("Mcp-Session-Id", None)
+        return headers
+
+
+class NoSessionEcho(ReferenceClient):
+    """HT-8: never sends the Mcp-Session-Id the server issued at initialize (and, refused,
+    does not try HTTP+SSE either, which would only add requests of another transport)."""
+
+    _http_transport = _NoSessionEcho
+
+    async def _handshake(self, target: Target, revision: str) -> None:
+        await self._initialize(revision)
+
+
 class _DeletesWithoutSession(HttpTransport):
     _closing = False
 
@@ -567,6 +589,28 @@ class AcceptsOnlyJson(ReferenceClient):
 # -- the expectations ----------------------------------------------------------------------------
 
 
+def _all_blocked_by(root: str, run: tuple[str, str, str], **outcomes: str) -> dict[str, str]:
+    """A precondition mutant's expectation: `outcomes` (the root's own FAIL), PASS for the
+    checks that declare themselves independent of `root`, and BLOCKED by `root` for every
+    other check of the run."""
+    scenario_id, revision, transport = run
+    expected = {}
+    for check_id in scenario(scenario_id).checks:
+        if not CATALOGUE[check_id].applies(revision, transport):
+            continue
+        if check_id in outcomes:
+            expected[check_id] = outcomes[check_id]
+        elif root not in CATALOGUE[check_id].independent_of:
+            expected[check_id] = f"BLOCKED:{root}"
+    return expected  # the checks left out must PASS
+
+
+def _precondition(
+    mutant: Callable[[], Any], root: str, run: tuple[str, str, str], **outcomes: str
+) -> Case:
+    return Case(mutant, run, _all_blocked_by(root, run, **{root: "FAIL", **outcomes}))
+
+
 CASES = {
     "stderr-is-an-error": Case(
         StderrIsAnError,
@@ -578,14 +622,11 @@ CASES = {
         ("stdio-noise-and-crash", "2026-07-28", "stdio"),
         {"stdio.bad-lines-skipped": "WARN"},
     ),
-    "batches-on-stdio": Case(
+    "batches-on-stdio": _precondition(
         BatchesOnStdio,
+        "jsonrpc.messages-valid",
         ("tools-call", "2025-11-25", "stdio"),
-        {
-            "stdio.no-batches": "FAIL",
-            "stdio.only-mcp-messages": "FAIL",
-            "jsonrpc.messages-valid": "FAIL",
-        },
+        **{"stdio.no-batches": "FAIL", "stdio.only-mcp-messages": "FAIL"},
     ),
     "answers-server-requests": Case(
         AnswersServerRequests,
@@ -602,10 +643,8 @@ CASES = {
         ("tools-call", "2026-07-28", "http"),
         {"stateless.http-post-only": "FAIL"},
     ),
-    "get-without-sse-accept": Case(
-        GetWithoutSseAccept,
-        ("tools-call", "2025-11-25", "http"),
-        {"http.get-stream-accept": "FAIL"},
+    "get-without-sse-accept": _precondition(
+        GetWithoutSseAccept, "http.get-stream-accept", ("tools-call", "2025-11-25", "http")
     ),
     "get-refusal-is-fatal": Case(
         GetRefusalIsFatal,
@@ -615,8 +654,8 @@ CASES = {
     "chokes-on-202": Case(
         ChokesOn202,
         ("http-get-405", "2025-03-26", "http"),
-        # connecting fails, so the session the 405 check needs never happens either
-        {"http.accepts-202": "FAIL", "http.get-405-tolerated": "FAIL"},
+        # connecting fails on the 202, so the session the 405 check needs never happens
+        {"http.accepts-202": "FAIL", "http.get-405-tolerated": "BLOCKED:client.connect"},
     ),
     "resumes-without-last-event-id": Case(
         ResumesWithoutLastEventId,
@@ -707,18 +746,13 @@ CASES = {
     "guesses-the-endpoint": Case(
         GuessesTheEndpoint,
         ("tools-call", "2024-11-05", "sse-legacy"),
-        # The guessed URI does not exist: nothing the client sends arrives, so every
-        # check of the run fails for want of the exchange it needs.
-        {
-            "sse-legacy.posts-to-endpoint": "FAIL",
-            "tools.call-result": "FAIL",
-            "tools.is-error-result": "FAIL",
-            "tools.protocol-error-32602": "FAIL",
-            "tools.protocol-error-32601": "FAIL",
-            "tools.protocol-error-32603": "FAIL",
-            "jsonrpc.messages-valid": "FAIL",
-            "jsonrpc.request-ids-unique": "FAIL",
-        },
+        # The mock refuses the POSTs to the guessed URI (rule wrong-path, root
+        # "transport.endpoint"); every check but the one of the broken rule is blocked.
+        _all_blocked_by(
+            "transport.endpoint",
+            ("tools-call", "2024-11-05", "sse-legacy"),
+            **{"sse-legacy.posts-to-endpoint": "FAIL"},
+        ),
     ),
     "json-only": Case(
         JsonOnly, ("http-json-and-sse", "2025-11-25", "http"), {"http.json-and-sse-answers": "FAIL"}
@@ -753,24 +787,31 @@ CASES = {
         ("http-session-expiry", "2025-06-18", "http"),
         {"http.new-session-after-404": "FAIL"},
     ),
-    "pretty-prints-on-stdio": Case(
+    "pretty-prints-on-stdio": _precondition(
         PrettyPrintsOnStdio,
+        "jsonrpc.messages-valid",
         ("tools-call", "2025-06-18", "stdio"),
-        {
-            "stdio.framing": "FAIL",
-            "stdio.only-mcp-messages": "FAIL",
-            "jsonrpc.messages-valid": "FAIL",
-        },
+        **{"stdio.framing": "FAIL", "stdio.only-mcp-messages": "FAIL"},
     ),
-    "deletes-without-session": Case(
-        DeletesWithoutSession,
+    "no-session-echo": _precondition(
+        NoSessionEcho,
+        "http.session-id-echoed",
         ("tools-call", "2025-11-25", "http"),
-        {"http.session-id-echoed": "FAIL", "http.delete-session": "WARN"},
+        # Refused, connecting fails before the client opens a GET stream: no GET to judge.
+        **{"http.get-stream-accept": "BLOCKED:client.connect"},
+    ),
+    "deletes-without-session": _precondition(
+        DeletesWithoutSession, "http.session-id-echoed", ("tools-call", "2025-11-25", "http")
     ),
     "posts-beside-the-endpoint": Case(
         PostsBesideTheEndpoint,
         ("tools-call", "2025-03-26", "http"),
-        {"http.one-message-per-post": "FAIL"},
+        # The mock refuses the stray POST (rule wrong-path, root "transport.endpoint").
+        _all_blocked_by(
+            "transport.endpoint",
+            ("tools-call", "2025-03-26", "http"),
+            **{"http.one-message-per-post": "FAIL"},
+        ),
     ),
     "accepts-only-json": Case(
         AcceptsOnlyJson,

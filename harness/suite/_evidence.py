@@ -9,7 +9,7 @@ from typing import Any
 from harness._jsonvalue import same_json
 from harness._judging import not_judged
 from harness._run import Operation, ScenarioRun
-from harness._verdicts import Verdict, passed
+from harness._verdicts import Verdict, blocked, passed
 
 __all__ = [
     "HANDSHAKE",
@@ -19,6 +19,7 @@ __all__ = [
     "cancellations",
     "cancelled_by_notification",
     "cancelled_id",
+    "crashed",
     "dual_era_probes",
     "first_index",
     "first_operation",
@@ -29,6 +30,7 @@ __all__ = [
     "requests_with",
     "response_to",
     "same_id",
+    "surfaced",
     "tool_calls",
 ]
 
@@ -174,3 +176,28 @@ def first_operation(run: ScenarioRun, op: str, first_arg: Any) -> Operation | No
 
 def op_evidence(*operations: Operation | None) -> list[dict[str, Any]]:
     return [o.to_json() for o in operations if o is not None]
+
+
+def surfaced(operation: Operation) -> str:
+    """What the client surfaced for an operation, in words: the value it returned, the
+    failure it reported, or that it hung or crashed (the harness's findings, no report)."""
+    error = operation.error or {}
+    if operation.ok:
+        return f"returned {operation.value!r}"
+    if operation.hung:
+        return f"hung ({error.get('message')})"
+    if error.get("kind") == "crash":
+        return f"crashed ({error.get('message')})"
+    return f"reported a {error.get('kind')} error: {error.get('message')}"
+
+
+def crashed(operation: Operation | None) -> Verdict | None:
+    """BLOCKED by the operation when the client (its driver) crashed on it: a crash is not
+    the behaviour a check judges, neither the right one nor the wrong one. None otherwise."""
+    if operation is None or (operation.error or {}).get("kind") != "crash":
+        return None
+    return blocked(
+        f"client.{operation.op}",
+        f"not judged: {operation.op} {surfaced(operation)}",
+        [operation.to_json()],
+    )

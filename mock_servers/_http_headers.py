@@ -27,13 +27,10 @@ _LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1")
 
 
 def accepts(accept: str, media_type: str) -> bool:
-    """Whether an Accept header value admits `media_type` (exactly, or by a wildcard)."""
-    kind = media_type.split("/")[0]
-    for part in accept.split(","):
-        listed = part.split(";")[0].strip().lower()
-        if listed in (media_type, f"{kind}/*", "*/*"):
-            return True
-    return False
+    """Whether an Accept header value lists `media_type` itself. The spec asks clients to
+    list the types ("listing both application/json and text/event-stream"), so a
+    wildcard such as `*/*` does not count."""
+    return any(part.split(";")[0].strip().lower() == media_type for part in accept.split(","))
 
 
 def loopback_origin(origin: str) -> bool:

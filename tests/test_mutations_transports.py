@@ -746,10 +746,10 @@ CASES = {
     "guesses-the-endpoint": Case(
         GuessesTheEndpoint,
         ("tools-call", "2024-11-05", "sse-legacy"),
-        # The mock refuses the POSTs to the guessed URI (rule wrong-path, root
-        # "transport.endpoint"); every check but the one of the broken rule is blocked.
+        # The mock refuses the POSTs to the guessed URI (rule wrong-path): every check but
+        # the one of the broken rule is blocked by it.
         _all_blocked_by(
-            "transport.endpoint",
+            "sse-legacy.posts-to-endpoint",
             ("tools-call", "2024-11-05", "sse-legacy"),
             **{"sse-legacy.posts-to-endpoint": "FAIL"},
         ),
@@ -806,17 +806,15 @@ CASES = {
     "posts-beside-the-endpoint": Case(
         PostsBesideTheEndpoint,
         ("tools-call", "2025-03-26", "http"),
-        # The mock refuses the stray POST (rule wrong-path, root "transport.endpoint").
+        # The mock refuses the stray POST (rule wrong-path): blocked by the endpoint rule.
         _all_blocked_by(
-            "transport.endpoint",
+            "http.one-message-per-post",
             ("tools-call", "2025-03-26", "http"),
             **{"http.one-message-per-post": "FAIL"},
         ),
     ),
-    "accepts-only-json": Case(
-        AcceptsOnlyJson,
-        ("tools-call", "2026-07-28", "http"),
-        {"http.accept-header": "FAIL"},
+    "accepts-only-json": _precondition(
+        AcceptsOnlyJson, "http.accept-header", ("tools-call", "2026-07-28", "http")
     ),
     "ignores-server-exit": Case(
         IgnoresServerExit,

@@ -60,7 +60,6 @@ _WIRE_ROOTS = (
     "http.protocol-version-header",
     "http.new-session-after-404",
     "stateless.standard-headers",
-    "transport.endpoint",
     "transport.origin",
 )
 

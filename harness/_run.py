@@ -113,7 +113,7 @@ class TranscriptWatch:
         """Whether `seen(entries)` became true within `bound` seconds."""
         with anyio.move_on_after(bound):
             while not seen(self.entries()):
-                await anyio.wait_socket_readable(self.sock)
+                await anyio.wait_readable(self.sock)
                 with contextlib.suppress(OSError):
                     while self.sock.recv(4096):
                         pass

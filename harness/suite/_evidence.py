@@ -20,10 +20,13 @@ __all__ = [
     "cancelled_by_notification",
     "cancelled_id",
     "dual_era_probes",
+    "error_code",
+    "exchanges",
     "first_index",
     "first_operation",
     "header",
     "http_requests",
+    "http_response_for",
     "missing",
     "op_evidence",
     "requests_with",
@@ -174,3 +177,33 @@ def first_operation(run: ScenarioRun, op: str, first_arg: Any) -> Operation | No
 
 def op_evidence(*operations: Operation | None) -> list[dict[str, Any]]:
     return [o.to_json() for o in operations if o is not None]
+
+
+def exchanges(
+    run: ScenarioRun, method: str | None = None
+) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """The client's requests (of `method`) that the server answered, with the answer."""
+    pairs = []
+    for request in run.requests(method):
+        answer = response_to(run, request)
+        if answer is not None:
+            pairs.append((request, answer))
+    return pairs
+
+
+def error_code(entry: Mapping[str, Any]) -> Any:
+    """The JSON-RPC error code of a response entry (None for a result)."""
+    error = entry["message"].get("error")
+    return error.get("code") if isinstance(error, dict) else None
+
+
+def http_response_for(run: ScenarioRun, entry: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The HTTP response to the POST that carried a message entry (channel "http:<n>")."""
+    channel = str(entry.get("channel") or "")
+    if not channel.startswith("http:"):
+        return None
+    number = channel.removeprefix("http:")
+    for response in run.of_kind("http_response"):
+        if str(response.get("request")) == number:
+            return response
+    return None

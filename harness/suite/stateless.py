@@ -570,6 +570,9 @@ async def list_then_call(session: Session) -> None:
         "the client, left to choose its version, sent its first request",
         lambda run: run.requests()[:1],
     ),
+    # Judged on the wire during connect: a connect that fails after the probe is not a
+    # precondition of this check.
+    independent_of=("client.connect",),
 )
 def era_probe(run: ScenarioRun) -> Verdict:
     if run.supports and "2026-07-28" not in run.supports:
@@ -619,6 +622,8 @@ def _modern_refusals(run: ScenarioRun) -> list[dict[str, Any]]:
     trigger=_trigger(
         "a handshake-era server refused the client's server/discover probe", _legacy_refusals
     ),
+    # A client that does not fall back fails to connect: that failure is this violation.
+    independent_of=("client.connect",),
 )
 def era_fallback(run: ScenarioRun) -> Verdict:
     probe, refusal, _ = next(r for r in _probe_refusals(run) if not r[2])

@@ -108,56 +108,6 @@ class KillsTheServer(ReferenceClient):
         await super().close()
 
 
-class ListsWithoutCapabilities(ReferenceClient):
-    """LC-M1: leaves clientCapabilities out of the _meta of tools/list."""
-
-    async def _exchange(
-        self, method: str, params: dict[str, Any], *args: Any, **kwargs: Any
-    ) -> Any:
-        if method == "tools/list" and isinstance(params.get("_meta"), dict):
-            meta = {
-                k: v for k, v in params["_meta"].items() if not k.endswith("/clientCapabilities")
-            }
-            params = {**params, "_meta": meta}
-        return await super()._exchange(method, params, *args, **kwargs)
-
-
-class NoMcpMethodHeader(ReferenceClient):
-    """HM-3: leaves out Mcp-Method on tools/list."""
-
-    async def _exchange(
-        self, method: str, params: dict[str, Any], *args: Any, **kwargs: Any
-    ) -> Any:
-        # _exchange(method, params, limit, progress, cancellable, headers)
-        if method == "tools/list" and len(args) >= 4 and isinstance(args[3], Mapping):
-            headers = {k: v for k, v in args[3].items() if k.lower() != "mcp-method"}
-            args = (*args[:3], headers)
-        return await super()._exchange(method, params, *args, **kwargs)
-
-
-class NeverRetriesVersion(ReferenceClient):
-    """LC-M2: swallows -32022 and reports an empty list instead of retrying or failing."""
-
-    async def list_tools(self) -> dict[str, Any]:
-        try:
-            return await self._request_once("tools/list")
-        except ClientError as exc:
-            if exc.code != -32022:
-                raise
-            return {"tools": []}
-
-    async def _request_once(self, method: str) -> dict[str, Any]:
-        body = {
-            "_meta": {
-                "io.modelcontextprotocol/protocolVersion": self._revision,
-                "io.modelcontextprotocol/clientCapabilities": {},
-            }
-        }
-        result = await self._exchange(method, body, None, False, True)
-        assert isinstance(result, dict)
-        return result
-
-
 # -- the expectations ----------------------------------------------------------------------------
 
 
@@ -204,21 +154,6 @@ CASES = {
         KillsTheServer,
         ("tools-call", "2025-11-25", "stdio"),
         {"stdio.shutdown-closes-stdin": "WARN"},
-    ),
-    "lists-without-capabilities": Case(
-        ListsWithoutCapabilities,
-        ("tools-call", "2026-07-28", "stdio"),
-        {"stateless.meta-on-every-request": "FAIL", "jsonrpc.messages-valid": "FAIL"},
-    ),
-    "no-mcp-method-header": Case(
-        NoMcpMethodHeader,
-        ("tools-call", "2026-07-28", "http"),
-        {"stateless.standard-headers": "FAIL"},
-    ),
-    "never-retries-version": Case(
-        NeverRetriesVersion,
-        ("stateless-version-retry", "2026-07-28", "stdio"),
-        {"stateless.retry-after-unsupported-version": "WARN"},
     ),
 }
 

@@ -6,7 +6,6 @@ named checks get the named status and every other check of the run still passes.
 
 from __future__ import annotations
 
-import contextlib
 import json
 from collections import deque
 from collections.abc import Callable, Mapping
@@ -20,10 +19,7 @@ from _mutation import Case, assert_mutant_fails_exactly, assert_reference_passes
 
 from harness._catalogue import CATALOGUE
 from harness._jsonrpc import (
-    ErrorObject,
-    ErrorResponse,
     ProtocolError,
-    Request,
     RequestId,
     decode_json,
     encode,
@@ -31,7 +27,6 @@ from harness._jsonrpc import (
 from harness._sse import SSEEvent, SSEParser
 from harness.clients import ClientError, ReferenceClient
 from harness.clients._contract import ConnectOptions, Target
-from harness.clients._ref_base import ServerError, StreamBrokenError
 from harness.clients._ref_http import SSE, HttpTransport
 from harness.clients._ref_sse_legacy import SseLegacyTransport
 from harness.clients._ref_stdio import StdioTransport
@@ -136,35 +131,6 @@ class BatchesOnStdio(ReferenceClient):
         await super()._send(message, limit)
 
 
-class AnswersServerRequests(ReferenceClient):
-    """ST-5: answers a server request at 2026-07-28 (with method not found)."""
-
-    def _dispatch(self, message: Any) -> None:
-        if self._modern and isinstance(message, Request):
-            self._answer_soon(ErrorResponse(message.id, ErrorObject(-32601, "method not found")))
-            return
-        super()._dispatch(message)
-
-
-class AbandonsSilently(ReferenceClient):
-    """ST-5: drops a cancelled request on 2026 stdio without notifications/cancelled."""
-
-    async def _cancel(self, request_id: RequestId, reason: str) -> None:
-        if not self._modern:
-            await super()._cancel(request_id, reason)
-
-
-class ListensAt2026(ReferenceClient):
-    """HM-1: opens the GET stream over 2026-07-28 HTTP, which has none."""
-
-    async def connect(self, target: Target, options: ConnectOptions) -> dict[str, Any]:
-        result = await super().connect(target, options)
-        if self._modern and isinstance(self._transport, HttpTransport):
-            self._transport.listen()
-            await anyio.sleep(0.2)
-        return result
-
-
 class _SseAcceptAnything(HttpTransport):
     def _request_headers(
         self, accept: str, extra: Mapping[str, str] | None = None
@@ -219,17 +185,6 @@ class BrokenConnectionEndsSession(ReferenceClient):
         except ClientError as exc:
             self._gave_up = exc.kind == "transport"
             raise
-
-
-class _KeepsStreamsOpen(HttpTransport):
-    def release(self, request_id: RequestId) -> None:
-        pass  # the response stream of a request the caller gave up on stays open
-
-
-class AbandonsWithoutClosing(ReferenceClient):
-    """HM-5, CANCEL: at 2026-07-28 over HTTP, gives up on a request but leaves its stream open."""
-
-    _http_transport = _KeepsStreamsOpen
 
 
 class GetWithoutSseAccept(ReferenceClient):
@@ -310,92 +265,6 @@ class IgnoresRetry(ReferenceClient):
     _http_transport = _IgnoresRetry
 
 
-class GivesUpOnBrokenStream(ReferenceClient):
-    """HM-5: reports a broken 2026 response stream instead of re-issuing the request."""
-
-    async def _exchange(self, *args: Any, **kwargs: Any) -> Any:
-        try:
-            return await super()._exchange(*args, **kwargs)
-        except StreamBrokenError as exc:
-            raise ClientError("transport", exc.message) from None
-
-
-class NeverProbes(ReferenceClient):
-    """LC-M3: left to choose, goes straight to initialize without a server/discover probe."""
-
-    async def _connect(self, target: Target, forced: str | None) -> None:
-        await super()._connect(target, forced or "2025-11-25")
-
-
-class FallsBackOnlyOn32601(ReferenceClient):
-    """LC-M4: falls back to initialize only when server/discover gets -32601."""
-
-    async def _request(self, method: str, *args: Any, **kwargs: Any) -> dict[str, Any]:
-        try:
-            return await super()._request(method, *args, **kwargs)
-        except ServerError as exc:
-            if method == "server/discover" and exc.code != -32601:
-                raise ClientError("other", f"server/discover failed: {exc.message}") from None
-            raise
-
-
-class FallsBackOnModernError(ReferenceClient):
-    """LC-M4: takes any error to server/discover, a modern one too, for a legacy server."""
-
-    async def _request(self, method: str, *args: Any, **kwargs: Any) -> dict[str, Any]:
-        try:
-            return await super()._request(method, *args, **kwargs)
-        except ServerError as exc:
-            if method == "server/discover":
-                error = ErrorObject(-32601, exc.message)
-                raise ServerError(error) from None
-            raise
-
-
-class TidiesRequestState(ReferenceClient):
-    """MRTR: trims the whitespace around requestState before echoing it."""
-
-    async def _exchange(self, method: str, params: dict[str, Any], *args: Any) -> Any:
-        state = params.get("requestState")
-        if isinstance(state, str):
-            params = {**params, "requestState": state.strip()}
-        return await super()._exchange(method, params, *args)
-
-
-class AbsentResultTypeInvalid(ReferenceClient):
-    """RPC-9: rejects a result without resultType instead of reading it as complete."""
-
-    async def _exchange(self, *args: Any) -> Any:
-        result = await super()._exchange(*args)
-        if isinstance(result, dict) and "resultType" not in result:
-            raise ClientError("protocol", "the result has no resultType")
-        return result
-
-
-class TakesUnknownResultTypes(ReferenceClient):
-    """RPC-9: treats a resultType it does not know as complete."""
-
-    async def _exchange(self, *args: Any) -> Any:
-        result = await super()._exchange(*args)
-        if isinstance(result, dict) and result.get("resultType") not in (
-            None,
-            "complete",
-            "input_required",
-        ):
-            result = {**result, "resultType": "complete"}
-        return result
-
-
-class PingsAt2026(ReferenceClient):
-    """LC-M5: checks the connection with a ping, which 2026-07-28 removed."""
-
-    async def connect(self, target: Target, options: ConnectOptions) -> dict[str, Any]:
-        result = await super().connect(target, options)
-        with contextlib.suppress(ClientError):
-            await self._request("ping")
-        return result
-
-
 class NoLegacyFallback(ReferenceClient):
     """HT-12: gives up when the initialize POST is refused, never trying HTTP+SSE."""
 
@@ -427,56 +296,6 @@ class GuessesTheEndpoint(ReferenceClient):
     """HT-13: POSTs to /messages, a common guess, not to the URI the endpoint event names."""
 
     _sse_legacy_transport = _GuessesTheEndpoint
-
-
-class CachesByMethod(ReferenceClient):
-    """TL-10: keys its cache of cacheable answers by method alone."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._cache: dict[str, dict[str, Any]] = {}
-
-    async def read_resource(self, uri: str) -> dict[str, Any]:
-        if "resources/read" not in self._cache:
-            self._cache["resources/read"] = await super().read_resource(uri)
-        return self._cache["resources/read"]
-
-
-class NoParamHeaders(ReferenceClient):
-    """HM-4: never sends the Mcp-Param-* headers that x-mcp-header asks for."""
-
-    async def _exchange(
-        self, method: str, params: dict[str, Any], *args: Any, **kwargs: Any
-    ) -> Any:
-        # _exchange(method, params, limit, progress, cancellable, headers)
-        if len(args) >= 4 and isinstance(args[3], Mapping):
-            headers = {k: v for k, v in args[3].items() if not k.lower().startswith("mcp-param-")}
-            args = (*args[:3], headers)
-        return await super()._exchange(method, params, *args, **kwargs)
-
-
-class Any404IsGone(ReferenceClient):
-    """HM-6: takes every HTTP 404 for a missing endpoint, whatever its -32601 body says."""
-
-    async def _exchange(self, *args: Any, **kwargs: Any) -> Any:
-        try:
-            return await super()._exchange(*args, **kwargs)
-        except ServerError as exc:
-            if exc.http_status == 404:
-                raise ClientError("transport", "no MCP endpoint here (HTTP 404)") from None
-            raise
-
-
-class HidesMissingCapability(ReferenceClient):
-    """LC-M6: turns -32021 into an empty tool result instead of reporting it."""
-
-    async def call_tool(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
-        try:
-            return await super().call_tool(*args, **kwargs)
-        except ClientError as exc:
-            if exc.code != -32021:
-                raise
-            return {"content": []}
 
 
 class CancelsByHangingUp(ReferenceClient):
@@ -628,21 +447,6 @@ CASES = {
         ("tools-call", "2025-11-25", "stdio"),
         **{"stdio.no-batches": "FAIL", "stdio.only-mcp-messages": "FAIL"},
     ),
-    "answers-server-requests": Case(
-        AnswersServerRequests,
-        ("stateless-server-request-and-cancel", "2026-07-28", "stdio"),
-        {"stateless.no-responses": "FAIL"},
-    ),
-    "abandons-silently": Case(
-        AbandonsSilently,
-        ("stateless-server-request-and-cancel", "2026-07-28", "stdio"),
-        {"stateless.stdio-cancel-notification": "FAIL"},
-    ),
-    "listens-at-2026": Case(
-        ListensAt2026,
-        ("tools-call", "2026-07-28", "http"),
-        {"stateless.http-post-only": "FAIL"},
-    ),
     "get-without-sse-accept": _precondition(
         GetWithoutSseAccept, "http.get-stream-accept", ("tools-call", "2025-11-25", "http")
     ),
@@ -665,36 +469,6 @@ CASES = {
     "ignores-retry": Case(
         IgnoresRetry, ("http-resume-retry", "2025-11-25", "http"), {"http.retry-honoured": "FAIL"}
     ),
-    "gives-up-on-broken-stream": Case(
-        GivesUpOnBrokenStream,
-        ("stateless-broken-stream", "2026-07-28", "http"),
-        {"stateless.reissue-after-broken-stream": "FAIL"},
-    ),
-    "never-probes": Case(
-        NeverProbes,
-        ("stdio-era-other-error", "2025-11-25", "stdio"),
-        {"stateless.era-probe": "WARN"},
-    ),
-    "falls-back-only-on-32601": Case(
-        FallsBackOnlyOn32601,
-        ("stdio-era-other-error", "2025-11-25", "stdio"),
-        {"stateless.era-fallback": "FAIL"},
-    ),
-    "falls-back-on-modern-error": Case(
-        FallsBackOnModernError,
-        ("stateless-era-modern-error", "2026-07-28", "stdio"),
-        {"stateless.era-stays-modern": "FAIL"},
-    ),
-    "tidies-request-state": Case(
-        TidiesRequestState,
-        ("stateless-mrtr", "2026-07-28", "stdio"),
-        {"stateless.mrtr-retry": "FAIL"},
-    ),
-    "absent-result-type-invalid": Case(
-        AbsentResultTypeInvalid,
-        ("stateless-mrtr", "2026-07-28", "stdio"),
-        {"stateless.absent-result-type-complete": "FAIL"},
-    ),
     "sse-comment-is-an-error": Case(
         SseCommentIsAnError,
         ("http-json-and-sse", "2026-07-28", "http"),
@@ -710,11 +484,6 @@ CASES = {
         ("http-drop-connection", "2025-11-25", "http"),
         {"http.session-survives-dropped-connection": "WARN"},
     ),
-    "abandons-without-closing": Case(
-        AbandonsWithoutClosing,
-        ("stateless-http-cancel", "2026-07-28", "http"),
-        {"stateless.http-cancel-closes-stream": "WARN"},
-    ),
     "falls-back-only-on-405": Case(
         FallsBackOnlyOn405,
         ("http-legacy-fallback-404", "2024-11-05", "sse-legacy"),
@@ -724,19 +493,6 @@ CASES = {
         FallsBackOnlyOn405,
         ("http-legacy-fallback-400", "2024-11-05", "sse-legacy"),
         {"http.legacy-fallback": "WARN"},
-    ),
-    "takes-unknown-result-types": Case(
-        TakesUnknownResultTypes,
-        ("stateless-mrtr", "2026-07-28", "http"),
-        {"stateless.unknown-result-type": "FAIL"},
-    ),
-    "pings-at-2026": Case(
-        PingsAt2026,
-        ("tools-call", "2026-07-28", "stdio"),
-        {
-            "stateless.no-removed-methods": "FAIL",
-            "jsonrpc.messages-valid": "FAIL",
-        },
     ),
     "no-legacy-fallback": Case(
         NoLegacyFallback,
@@ -756,26 +512,6 @@ CASES = {
     ),
     "json-only": Case(
         JsonOnly, ("http-json-and-sse", "2025-11-25", "http"), {"http.json-and-sse-answers": "FAIL"}
-    ),
-    "caches-by-method": Case(
-        CachesByMethod,
-        ("stateless-cache-keys", "2026-07-28", "stdio"),
-        {"stateless.cache-keyed-by-params": "FAIL"},
-    ),
-    "no-param-headers": Case(
-        NoParamHeaders,
-        ("stateless-param-headers", "2026-07-28", "http"),
-        {"stateless.x-mcp-header": "FAIL"},
-    ),
-    "any-404-is-gone": Case(
-        Any404IsGone,
-        ("tools-call", "2026-07-28", "http"),
-        {"stateless.404-method-not-found": "FAIL", "tools.protocol-error-32601": "FAIL"},
-    ),
-    "hides-missing-capability": Case(
-        HidesMissingCapability,
-        ("stateless-missing-capability", "2026-07-28", "stdio"),
-        {"stateless.missing-capability-surfaced": "FAIL"},
     ),
     "cancels-by-hanging-up": Case(
         CancelsByHangingUp,

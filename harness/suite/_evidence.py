@@ -21,10 +21,13 @@ __all__ = [
     "cancelled_id",
     "crashed",
     "dual_era_probes",
+    "error_code",
+    "exchanges",
     "first_index",
     "first_operation",
     "header",
     "http_requests",
+    "http_response_for",
     "missing",
     "op_evidence",
     "requests_with",
@@ -201,3 +204,33 @@ def crashed(operation: Operation | None) -> Verdict | None:
         f"not judged: {operation.op} {surfaced(operation)}",
         [operation.to_json()],
     )
+
+
+def exchanges(
+    run: ScenarioRun, method: str | None = None
+) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """The client's requests (of `method`) that the server answered, with the answer."""
+    pairs = []
+    for request in run.requests(method):
+        answer = response_to(run, request)
+        if answer is not None:
+            pairs.append((request, answer))
+    return pairs
+
+
+def error_code(entry: Mapping[str, Any]) -> Any:
+    """The JSON-RPC error code of a response entry (None for a result)."""
+    error = entry["message"].get("error")
+    return error.get("code") if isinstance(error, dict) else None
+
+
+def http_response_for(run: ScenarioRun, entry: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The HTTP response to the POST that carried a message entry (channel "http:<n>")."""
+    channel = str(entry.get("channel") or "")
+    if not channel.startswith("http:"):
+        return None
+    number = channel.removeprefix("http:")
+    for response in run.of_kind("http_response"):
+        if str(response.get("request")) == number:
+            return response
+    return None

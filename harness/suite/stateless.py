@@ -4,25 +4,31 @@ from __future__ import annotations
 
 import base64
 import re
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import anyio
 
 from harness._catalogue import check
+from harness._jsonvalue import same_json
 from harness._run import Operation, Scenario, ScenarioRun, Session
+from harness._triggers import Trigger, client_sent, trigger
 from harness._verdicts import Verdict, fail, passed, skip, warn
 from harness.clients._contract import Handlers
 from harness.suite._evidence import (
     STATELESS,
     body_messages,
     cancelled_by_notification,
+    error_code,
+    exchanges,
     first_operation,
     header,
     http_requests,
+    http_response_for,
     missing,
     op_evidence,
     response_to,
-    tool_calls,
+    same_id,
 )
 from harness.suite.features import cancel_and_race
 
@@ -32,34 +38,97 @@ META_VERSION = "io.modelcontextprotocol/protocolVersion"
 META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
 _SENTINEL = re.compile(r"^=\?base64\?([A-Za-z0-9+/=]*)\?=$")
 
+# Errors only a modern (2026-07-28 and later) server gives: HeaderMismatch,
+# MissingRequiredClientCapability, UnsupportedProtocolVersion (basic/index#error-codes).
+_MODERN_ERRORS = (-32020, -32021, -32022)
+_UNSUPPORTED_VERSION = -32022
+_MISSING_CAPABILITY = -32021
+_METHOD_NOT_FOUND = -32601
+# resources/read names its resource by uri; the others by name (HM-3).
+_NAME_SOURCES = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+_RESULT_TYPES = ("complete", "input_required")
 
-@check(
-    "stateless.meta-on-every-request",
-    requirements=["LC-M1"],
-    level="MUST",
-    revisions=STATELESS,
-    spec="basic/index#meta",
-    description="Every request carries _meta protocolVersion and clientCapabilities",
-)
-def meta_on_every_request(run: ScenarioRun) -> Verdict:
-    requests = run.requests()
-    if not requests:
-        return missing(run, "a request")
-    for entry in requests:
-        meta = (entry["message"].get("params") or {}).get("_meta")
-        lacking = [
-            k
-            for k in (META_VERSION, META_CAPABILITIES)
-            if not isinstance(meta, dict) or k not in meta
-        ]
-        if lacking:
-            return fail(f"{entry['message']['method']} lacks _meta {', '.join(lacking)}", [entry])
-    return passed(
-        f"all {len(requests)} requests carry their protocol version and capabilities", requests[:2]
+
+# -- small readers -------------------------------------------------------------------------------
+
+
+def _params(message: Mapping[str, Any]) -> dict[str, Any]:
+    params = message.get("params")
+    return params if isinstance(params, dict) else {}
+
+
+def _meta(message: Mapping[str, Any]) -> dict[str, Any]:
+    meta = _params(message).get("_meta")
+    return meta if isinstance(meta, dict) else {}
+
+
+def _result(entry: Mapping[str, Any]) -> dict[str, Any]:
+    result = entry["message"].get("result")
+    return result if isinstance(result, dict) else {}
+
+
+def _is_request(message: Mapping[str, Any]) -> bool:
+    return "method" in message and "id" in message
+
+
+def _is_response(message: Any) -> bool:
+    return (
+        isinstance(message, dict)
+        and "method" not in message
+        and "id" in message
+        and ("result" in message or "error" in message)
     )
 
 
+def _server_messages(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [e for e in entries if e["kind"] == "message" and e["direction"] == "server"]
+
+
+def _trigger(
+    description: str, find: Callable[[ScenarioRun], Sequence[Mapping[str, Any]]]
+) -> Trigger:
+    """A trigger whose finder returns any sequence of records."""
+    return trigger(description, lambda run: list(find(run)))
+
+
+def _answers(
+    run: ScenarioRun, method: str | None, rule: Callable[[dict[str, Any]], bool]
+) -> list[dict[str, Any]]:
+    """The server's answers to the client's requests (of `method`) that meet `rule`."""
+    return [answer for _, answer in exchanges(run, method) if rule(answer)]
+
+
+def _request_answered_by(run: ScenarioRun, answer: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The client request a server answer entry responds to (the latest before it)."""
+    earlier = [
+        r
+        for r in run.requests()
+        if r["seq"] < answer["seq"] and same_id(r["message"].get("id"), answer["message"].get("id"))
+    ]
+    return earlier[-1] if earlier else None
+
+
+def _same_requests_after(
+    run: ScenarioRun, request: Mapping[str, Any], moment: Mapping[str, Any]
+) -> list[dict[str, Any]]:
+    """The client's requests of the same method and name (a tool's) as `request`, sent
+    after the `moment` entry: its re-issues, its retries."""
+    message = request["message"]
+    return [
+        r
+        for r in run.requests(message["method"])
+        if r["seq"] > moment["seq"]
+        and same_json(_params(r["message"]).get("name"), _params(message).get("name"))
+    ]
+
+
+def _tool_of(run: ScenarioRun, answer: Mapping[str, Any]) -> Any:
+    request = _request_answered_by(run, answer)
+    return _params(request["message"]).get("name") if request is not None else None
+
+
 def _decode(value: str) -> str:
+    """A header value, with the base64 sentinel (=?base64?...?=) decoded."""
     found = _SENTINEL.match(value)
     if found is None:
         return value
@@ -69,6 +138,82 @@ def _decode(value: str) -> str:
         return value
 
 
+def _plain_ascii(value: str) -> bool:
+    return value.isascii() and value.isprintable() and value == value.strip()
+
+
+def _reported_or(
+    operation: Operation,
+    evidence: list[Mapping[str, Any]],
+    *,
+    reported: Callable[[Operation], Verdict],
+    swallowed: str,
+    run: ScenarioRun,
+) -> Verdict:
+    """For a check whose rule is "the client reports this to its caller": the client's
+    own report decides (`reported`); a value surfaced as if all were well is the
+    violation; a hang or a crash is no report, and leaves the rule unjudged."""
+    if operation.reported:
+        return reported(operation)
+    if operation.ok:
+        return fail(f"{swallowed}: {operation.value}", evidence)
+    kind = "hung" if operation.hung else "crashed"
+    return missing(run, f"the client's report (the {operation.op} {kind})")
+
+
+# -- per-request metadata and the standard headers ------------------------------------------------
+
+
+@check(
+    "stateless.meta-on-every-request",
+    requirements=["LC-M1"],
+    level="MUST",
+    revisions=STATELESS,
+    spec="basic/index#meta",
+    description="Every request carries _meta protocolVersion and clientCapabilities",
+    trigger=_trigger("the client sent a request", lambda run: run.requests()),
+)
+def meta_on_every_request(run: ScenarioRun) -> Verdict:
+    requests = run.requests()
+    for entry in requests:
+        lacking = [k for k in (META_VERSION, META_CAPABILITIES) if k not in _meta(entry["message"])]
+        if lacking:
+            return fail(f"{entry['message']['method']} lacks _meta {', '.join(lacking)}", [entry])
+    return passed(
+        f"all {len(requests)} requests carry their protocol version and capabilities", requests[:2]
+    )
+
+
+def _message_posts(run: ScenarioRun) -> list[dict[str, Any]]:
+    """The client's HTTP POSTs that carry a JSON-RPC message (refused ones included)."""
+    return [p for p in http_requests(run, "POST") if body_messages(p)]
+
+
+def _header_breach(post: Mapping[str, Any]) -> str | None:
+    """What is wrong with a POST's standard headers (HM-2, HM-3), or None."""
+    message = body_messages(post)[0]
+    version = header(post, "mcp-protocol-version")
+    if version is None:  # every POST, whatever it carries
+        return "MCP-Protocol-Version is missing"
+    declared = _meta(message).get(META_VERSION)
+    if declared is not None and not same_json(version, declared):
+        return f"MCP-Protocol-Version is {version!r}, _meta says {declared!r}"
+    if not _is_request(message):  # Mcp-Method and Mcp-Name are defined for requests only
+        return None
+    method = message["method"]
+    sent_method = header(post, "mcp-method")
+    if sent_method is None or not same_json(sent_method, method):
+        return f"Mcp-Method is {sent_method!r} for {method}"
+    source = _NAME_SOURCES.get(method)
+    if source is None:
+        return None
+    name = _params(message).get(source)
+    sent_name = header(post, "mcp-name")
+    if sent_name is None or not same_json(_decode(sent_name), name):
+        return f"Mcp-Name is {sent_name!r} for {method} of {name!r}"
+    return None
+
+
 @check(
     "stateless.standard-headers",
     requirements=["HM-2", "HM-3"],
@@ -76,40 +221,41 @@ def _decode(value: str) -> str:
     revisions=STATELESS,
     transports=["http"],
     spec="basic/transports/streamable-http#standard-headers",
-    description="Every POST carries MCP-Protocol-Version (equal to _meta), Mcp-Method, and Mcp-Name where required",
+    description="Every POST carries MCP-Protocol-Version (equal to _meta); every request "
+    "Mcp-Method, and Mcp-Name where required",
+    trigger=_trigger("the client sent an HTTP POST with a JSON-RPC message", _message_posts),
 )
 def standard_headers(run: ScenarioRun) -> Verdict:
-    posts = [p for p in http_requests(run, "POST") if body_messages(p)]
-    if not posts:
-        return missing(run, "an HTTP POST with a message")
+    posts = _message_posts(run)
     for post in posts:
-        message = body_messages(post)[0]
-        params = message.get("params") if isinstance(message.get("params"), dict) else {}
-        assert isinstance(params, dict)
-        meta = params["_meta"] if isinstance(params.get("_meta"), dict) else {}
-        version = header(post, "mcp-protocol-version")
-        if version is None or version != meta.get(META_VERSION, version):
+        breach = _header_breach(post)
+        if breach is not None:
+            return fail(breach, [post, *_refusals_of(run, post)])
+    # The mock refuses a mismatch with 400 (a root cause of the run): its reading stands
+    # as evidence even where the rule above saw nothing wrong.
+    for post in posts:
+        refusals = [r for r in _refusals_of(run, post) if r.get("rule") == "header-mismatch"]
+        if refusals:
             return fail(
-                f"MCP-Protocol-Version is {version!r}, _meta says {meta.get(META_VERSION)!r}",
-                [post],
+                f"the server refused the POST: {refusals[0].get('reason')}", [post, *refusals]
             )
-        if "method" in message and header(post, "mcp-method") != message["method"]:
-            return fail(
-                f"Mcp-Method is {header(post, 'mcp-method')!r} for {message['method']}", [post]
-            )
-        name = (
-            params.get("uri") if message.get("method") == "resources/read" else params.get("name")
-        )
-        if message.get("method") in ("tools/call", "prompts/get", "resources/read"):
-            sent = header(post, "mcp-name")
-            if sent is None or _decode(sent) != name:
-                return fail(f"Mcp-Name is {sent!r} for {message['method']} of {name!r}", [post])
     return passed(f"all {len(posts)} POSTs carry the standard headers", posts[:2])
 
 
-async def list_tools_once(session: Session) -> None:
-    if (await session.connect()).ok:
-        await session.call("list_tools")
+def _refusals_of(run: ScenarioRun, post: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The mock's unscripted refusals of an HTTP request (a transport rule it broke)."""
+    return [
+        r
+        for r in run.of_kind("refusal")
+        if r.get("request") == post.get("request") and not r.get("scripted")
+    ]
+
+
+# -- version negotiation -------------------------------------------------------------------------
+
+
+def _unsupported_version_answers(run: ScenarioRun) -> list[dict[str, Any]]:
+    return _answers(run, None, lambda a: same_json(error_code(a), _UNSUPPORTED_VERSION))
 
 
 @check(
@@ -119,37 +265,48 @@ async def list_tools_once(session: Session) -> None:
     revisions=STATELESS,
     spec="basic/versioning",
     description="After -32022 the client retries with a version from data.supported and a new id, or reports the error",
+    trigger=_trigger(
+        "the server refused a request with UnsupportedProtocolVersion (-32022)",
+        _unsupported_version_answers,
+    ),
 )
 def retry_after_32022(run: ScenarioRun) -> Verdict:
-    listed = run.requests("tools/list")
+    refusal = _unsupported_version_answers(run)[0]
+    refused = _request_answered_by(run, refusal)
     operation = run.operation("list_tools")
-    if not listed or operation is None:
-        return missing(run, "a refused tools/list")
-    evidence = [*listed[:2], *op_evidence(operation)]
-    if len(listed) >= 2:
-        first, retry = listed[0]["message"], listed[1]["message"]
-        version = ((retry.get("params") or {}).get("_meta") or {}).get(META_VERSION)
-        if retry["id"] == first["id"]:
+    if refused is None or operation is None:
+        return missing(run, "the harness's tools/list that was refused")
+    method = refused["message"]["method"]
+    retries = [r for r in run.requests(method) if r["seq"] > refusal["seq"]]
+    evidence = [refused, refusal, *retries[:1], *op_evidence(operation)]
+    if retries:
+        retry = retries[0]["message"]
+        version = _meta(retry).get(META_VERSION)
+        supported = (refusal["message"]["error"].get("data") or {}).get("supported") or []
+        if same_id(retry.get("id"), refused["message"].get("id")):
             return warn("the retry reused the refused request's id", evidence)
-        if version != "2026-07-28":
-            return warn(
-                f"the retry asked for {version!r}, not a version from data.supported", evidence
-            )
+        if not any(same_json(version, s) for s in supported):
+            return warn(f"the retry asked for {version!r}, not one of {supported!r}", evidence)
         if not operation.ok:
-            return warn(
-                f"the retry succeeded on the wire but the caller saw {operation.error}", evidence
-            )
+            return warn(f"the retry was answered, but the caller saw {operation.error}", evidence)
         return passed("the client retried with a supported version and a new id", evidence)
-    if not operation.ok and (operation.error or {}).get("code") == -32022:
-        return passed("the client surfaced the -32022 error to its caller", evidence)
+    if operation.reported and same_json((operation.error or {}).get("code"), _UNSUPPORTED_VERSION):
+        return passed("the client reported the -32022 error to its caller", evidence)
+    if operation.hung:
+        return warn("the client neither retried nor reported -32022: it hung", evidence)
     return warn(
         f"the client neither retried nor reported -32022: {operation.error or operation.value}",
         evidence,
     )
 
 
-def _is_response(message: Any) -> bool:
-    return isinstance(message, dict) and "method" not in message and "id" in message
+# -- no server-to-client requests, no removed methods ----------------------------------------------
+
+
+def _server_requests(run: ScenarioRun) -> list[dict[str, Any]]:
+    """What the mock sent that looks like a request (a legacy server's), for a client that
+    must not answer it: 2026-07-28 has no server-to-client requests."""
+    return [e for e in _server_messages(run.entries) if _is_request(e["message"])]
 
 
 @check(
@@ -159,29 +316,49 @@ def _is_response(message: Any) -> bool:
     revisions=STATELESS,
     spec="basic/transports/stdio",
     description="A 2026-07-28 client never writes a JSON-RPC response, not even to a server request",
+    trigger=_trigger("the server sent a message shaped like a request", _server_requests),
 )
 def no_responses(run: ScenarioRun) -> Verdict:
-    messages = run.client_messages()
-    if not messages:
-        return missing(run, "any client message")
-    answers = [m for m in messages if _is_response(m["message"])]
+    stimulus = _server_requests(run)[0]
+    answers = [m for m in run.client_messages() if _is_response(m["message"])]
     answers += [p for p in http_requests(run, "POST") if any(map(_is_response, body_messages(p)))]
     if answers:
         return fail(
-            "the client sent a JSON-RPC response, which 2026-07-28 does not have", answers[:3]
+            "the client sent a JSON-RPC response, which 2026-07-28 does not have",
+            [stimulus, *answers[:3]],
         )
-    asked = [
-        e
-        for e in run.entries
-        if e["kind"] == "message"
-        and e["direction"] == "server"
-        and "method" in e["message"]
-        and "id" in e["message"]
-    ]
+    later = [m for m in run.client_messages() if m["seq"] > stimulus["seq"]]
     return passed(
-        f"{len(messages)} client messages, none of them a response",
-        [*asked[:1], *messages[:2]],
+        f"the client did not answer the server's {stimulus['message'].get('method')}: "
+        f"none of its {len(later)} later messages is a response",
+        [stimulus, *later[:2]],
     )
+
+
+_REMOVED = frozenset({"ping", "logging/setLevel", "notifications/roots/list_changed"})
+
+
+@check(
+    "stateless.no-removed-methods",
+    requirements=["LC-M5"],
+    level="MUST",
+    revisions=STATELESS,
+    spec="changelog",
+    description="A 2026-07-28 client sends no ping, logging/setLevel or notifications/roots/list_changed",
+    trigger=client_sent(),
+)
+def no_removed_methods(run: ScenarioRun) -> Verdict:
+    messages = run.client_messages()
+    removed = [m for m in messages if m["message"].get("method") in _REMOVED]
+    if removed:
+        return fail(
+            f"the client sent {removed[0]['message']['method']}, which 2026-07-28 removed",
+            removed[:3],
+        )
+    return passed(f"none of {len(messages)} client messages uses a removed method", messages[:2])
+
+
+# -- HTTP without sessions, cancellation, broken streams --------------------------------------------
 
 
 @check(
@@ -192,11 +369,10 @@ def no_responses(run: ScenarioRun) -> Verdict:
     transports=["http"],
     spec="basic/transports/streamable-http",
     description="2026-07-28 HTTP: every request is a POST, with no Mcp-Session-Id and no Last-Event-ID",
+    trigger=_trigger("the client made an HTTP request", lambda run: http_requests(run)),
 )
 def http_post_only(run: ScenarioRun) -> Verdict:
     requests = http_requests(run)
-    if not requests:
-        return missing(run, "an HTTP request")
     for request in requests:
         if request.get("method") != "POST":
             return fail(
@@ -222,9 +398,17 @@ def http_post_only(run: ScenarioRun) -> Verdict:
     transports=["stdio"],
     spec="basic/transports/stdio",
     description="2026 stdio: a request the caller abandons is cancelled with notifications/cancelled naming its id",
+    trigger=client_sent("tools/call", name="slow"),
 )
 def stdio_cancel_notification(run: ScenarioRun) -> Verdict:
+    # The drive abandons the call of slow once it is on the wire; the first
+    # notifications/cancelled after it must name it.
     return cancelled_by_notification(run, "slow", fail)
+
+
+def _cancelled_posts(run: ScenarioRun) -> list[dict[str, Any]]:
+    """The POSTs of the calls of hang (timed out) and slow (abandoned by the caller)."""
+    return [p for p in (_post_of_call(run, tool) for tool in ("hang", "slow")) if p is not None]
 
 
 @check(
@@ -236,21 +420,26 @@ def stdio_cancel_notification(run: ScenarioRun) -> Verdict:
     spec="basic/transports/streamable-http",
     description="2026 HTTP: a request that times out, and one the caller abandons, are "
     "cancelled by closing their response streams before the server answers",
+    trigger=_trigger(
+        "the client POSTed the calls of hang (to time out) and slow (to abandon)",
+        _cancelled_posts,
+    ),
 )
 def http_cancel_closes_stream(run: ScenarioRun) -> Verdict:
     evidence: list[dict[str, Any]] = []
-    posts = [_post_of_call(run, tool) for tool in ("hang", "slow", "add")]
-    if None in posts:
-        return missing(run, "tools/call of hang, slow and add over HTTP")
-    hang, slow, add = (p for p in posts if p is not None)
-    for post, following, what in (
-        (hang, slow, "hang timed out"),
-        (slow, add, "slow was abandoned"),
-    ):
+    for tool, what in (("hang", "hang timed out"), ("slow", "slow was abandoned")):
+        post = _post_of_call(run, tool)
+        if post is None:
+            return missing(run, f"the call of {tool} over HTTP")
+        following = [r for r in http_requests(run) if r["seq"] > post["seq"]]
+        if not following:
+            return missing(run, f"a request after the call of {tool}")
         ends = [e for e in run.of_kind("http_end") if e.get("request") == post.get("request")]
         evidence += [post, *ends[:1]]
-        # Closed by the client, and then, not at the end of the run: before the next call.
-        if not any(e.get("how") == "client_closed" and e["seq"] < following["seq"] for e in ends):
+        # Closed by the client, and then, not at the end of the run: before its next request.
+        if not any(
+            e.get("how") == "client_closed" and e["seq"] < following[0]["seq"] for e in ends
+        ):
             return warn(f"the call of {what}, but its stream was not closed", evidence)
     return passed("both streams were closed by the client: the requests were cancelled", evidence)
 
@@ -259,21 +448,65 @@ def _post_of_call(run: ScenarioRun, tool: str) -> dict[str, Any] | None:
     """The HTTP request that carried the first tools/call of `tool`."""
     for entry in http_requests(run, "POST"):
         for message in body_messages(entry):
-            params = message.get("params") or {}
-            if message.get("method") == "tools/call" and params.get("name") == tool:
+            if message.get("method") == "tools/call" and same_json(
+                _params(message).get("name"), tool
+            ):
                 return entry
     return None
+
+
+def _server_request_sent(entries: list[dict[str, Any]]) -> bool:
+    return any(_is_request(e["message"]) for e in _server_messages(entries))
+
+
+def _sent_call_of(tool: str) -> Callable[[list[dict[str, Any]]], bool]:
+    def seen(entries: list[dict[str, Any]]) -> bool:
+        return any(
+            e["kind"] == "message"
+            and e["direction"] == "client"
+            and e["message"].get("method") == "tools/call"
+            and same_json(_params(e["message"]).get("name"), tool)
+            for e in entries
+        )
+
+    return seen
+
+
+def _sent_cancellation(entries: list[dict[str, Any]]) -> bool:
+    return any(
+        e["kind"] == "message"
+        and e["direction"] == "client"
+        and e["message"].get("method") == "notifications/cancelled"
+        for e in entries
+    )
 
 
 async def answer_nothing_then_cancel(session: Session) -> None:
     if not (await session.connect()).ok:
         return
     await session.call("list_tools")
-    await anyio.sleep(0.3)  # the server request comes right after tools/list
+    await session.until("the server's roots/list request", _server_request_sent)
     await session.call("call_tool", "echo", {"word": "first"})
-    with anyio.move_on_after(0.5):  # the caller gives up: the client must cancel
-        await session.call("call_tool", "slow", {})
-    await anyio.sleep(0.3)
+    async with anyio.create_task_group() as group:
+        group.start_soon(session.call, "call_tool", "slow", {})
+        await session.until("the tools/call of slow", _sent_call_of("slow"))
+        group.cancel_scope.cancel()  # the caller gives up: the client must cancel
+    await session.until("notifications/cancelled", _sent_cancellation)
+
+
+def _broken_streams(run: ScenarioRun) -> list[dict[str, Any]]:
+    """The ends of HTTP response streams that broke before the request was answered."""
+    broken = []
+    for end in run.of_kind("http_end"):
+        if end.get("how") not in ("dropped", "closed"):
+            continue
+        carried = [m for m in run.requests() if m.get("channel") == f"http:{end.get('request')}"]
+        if carried and not any(
+            (answer := response_to(run, c)) is not None and answer["seq"] < end["seq"]
+            for c in carried
+        ):
+            broken.append(end)
+    return broken
 
 
 @check(
@@ -284,25 +517,35 @@ async def answer_nothing_then_cancel(session: Session) -> None:
     transports=["http"],
     spec="basic/transports/streamable-http",
     description="2026 HTTP: a request whose stream broke before the response is re-issued with a new id",
+    trigger=_trigger("a response stream broke before the server answered", _broken_streams),
 )
 def reissue_after_broken_stream(run: ScenarioRun) -> Verdict:
-    call = run.operation("call_tool")
-    calls = run.requests("tools/call")
-    broken = next(
-        (e for e in run.of_kind("http_end") if e.get("how") in ("dropped", "closed")), None
-    )
-    if call is None or not calls or broken is None:
-        return missing(run, "a tools/call whose response stream broke")
-    first = calls[0]
-    again = [c for c in calls[1:] if c["seq"] > broken["seq"]]
+    broken = _broken_streams(run)[0]
+    first = next(m for m in run.requests() if m.get("channel") == f"http:{broken.get('request')}")
+    name = _params(first["message"]).get("name")
+    again = _same_requests_after(run, first, broken)
+    call = first_operation(run, "call_tool", name)
     evidence = [first, broken, *again[:1], *op_evidence(call)]
     if not again:
         return fail("the request was not re-issued after its stream broke", evidence)
-    if again[0]["message"].get("id") == first["message"].get("id"):
+    if same_id(again[0]["message"].get("id"), first["message"].get("id")):
         return fail("the request was re-issued under the same id", evidence)
-    if not call.ok or (call.value or {}).get("content") != [{"type": "text", "text": "3"}]:
-        return fail(f"the re-issued call surfaced {call.error or call.value}", evidence)
-    return passed("the request was re-issued with a new id and its answer surfaced", evidence)
+    answer = response_to(run, again[0])
+    if call is None or answer is None:
+        return missing(run, "the answer to the re-issued request")
+    if not call.ok or not same_json(
+        (call.value or {}).get("content"), _result(answer).get("content")
+    ):
+        shown = "hung" if call.hung else call.error or call.value
+        return fail(f"the re-issued call's answer was not surfaced: {shown}", [*evidence, answer])
+    return passed(
+        "the request was re-issued with a new id and its answer surfaced", [*evidence, answer]
+    )
+
+
+async def list_tools_once(session: Session) -> None:
+    if (await session.connect()).ok:
+        await session.call("list_tools")
 
 
 async def list_then_call(session: Session) -> None:
@@ -312,22 +555,29 @@ async def list_then_call(session: Session) -> None:
     await session.call("call_tool", "add", {"a": 1, "b": 2})
 
 
+# -- era detection: dual-era clients ---------------------------------------------------------------
+
+
 @check(
     "stateless.era-probe",
     requirements=["LC-M3"],
     level="SHOULD",
     revisions=("2025-11-25",),
     transports=["stdio"],
-    spec="basic/versioning",
+    spec="basic/transports/stdio#backward-compatibility",
     description="A dual-era client left to choose its version probes a stdio server with server/discover first",
+    trigger=_trigger(
+        "the client, left to choose its version, sent its first request",
+        lambda run: run.requests()[:1],
+    ),
+    # Judged on the wire during connect: a connect that fails after the probe is not a
+    # precondition of this check.
+    independent_of=("client.connect",),
 )
 def era_probe(run: ScenarioRun) -> Verdict:
     if run.supports and "2026-07-28" not in run.supports:
         return skip("the client does not declare 2026-07-28: it is no dual-era client")
-    requests = run.requests()
-    if not requests:
-        return missing(run, "a request")
-    first = requests[0]
+    first = run.requests()[0]
     if first["message"].get("method") != "server/discover":
         return warn(
             f"the first request was {first['message'].get('method')}, not a server/discover probe",
@@ -336,42 +586,54 @@ def era_probe(run: ScenarioRun) -> Verdict:
     return passed("the client probed with server/discover first", [first])
 
 
+def _probe_refusals(run: ScenarioRun) -> list[tuple[dict[str, Any], dict[str, Any], bool]]:
+    """The client's server/discover probes the server refused: (probe, refusal, modern),
+    the refusal being the JSON-RPC error, or an HTTP 4xx without one; `modern` when the
+    error is one only a modern server gives (the server speaks 2026-07-28 or later)."""
+    refusals = []
+    for probe in run.requests("server/discover"):
+        answer = response_to(run, probe)
+        if answer is not None and "error" in answer["message"]:
+            modern = any(same_json(error_code(answer), c) for c in _MODERN_ERRORS)
+            refusals.append((probe, answer, modern))
+            continue
+        response = http_response_for(run, probe)
+        if answer is None and response is not None and 400 <= int(response.get("status", 0)) < 500:
+            refusals.append((probe, response, False))
+    return refusals
+
+
+def _legacy_refusals(run: ScenarioRun) -> list[dict[str, Any]]:
+    return [refusal for _, refusal, modern in _probe_refusals(run) if not modern]
+
+
+def _modern_refusals(run: ScenarioRun) -> list[dict[str, Any]]:
+    return [refusal for _, refusal, modern in _probe_refusals(run) if modern]
+
+
 @check(
     "stateless.era-fallback",
     requirements=["LC-M4", "HM-7"],
     level="MUST",
     revisions=("2025-11-25",),
     transports=["stdio", "http"],
-    spec="basic/versioning",
+    spec="basic/versioning#backward-compatibility-with-initialization-based-versions",
     description="A server/discover probe refused other than with a modern error (-32603, an empty HTTP 400) leads to initialize",
+    trigger=_trigger(
+        "a handshake-era server refused the client's server/discover probe", _legacy_refusals
+    ),
+    # A client that does not fall back fails to connect: that failure is this violation.
+    independent_of=("client.connect",),
 )
 def era_fallback(run: ScenarioRun) -> Verdict:
-    requests = run.requests()
-    listing = run.operation("list_tools")
-    if not requests or listing is None:
-        return missing(run, "a session")
-    probes = run.requests("server/discover")
-    inits = [e for e in run.requests("initialize") if not probes or e["seq"] > probes[0]["seq"]]
-    if not probes:
-        if requests[0]["message"].get("method") == "initialize" and listing.ok:
-            return passed(
-                "the client did not try a modern request first: nothing to fall back from",
-                [requests[0], *op_evidence(listing)],
-            )
-        return missing(run, "a server/discover probe or an initialize")
-    refusal = response_to(run, probes[0])
-    if refusal is None:
-        refusal = next(
-            (r for r in run.of_kind("http_response") if r["seq"] > probes[0]["seq"]), None
-        )
-    evidence = [probes[0], *([refusal] if refusal else []), *inits[:1]]
+    probe, refusal, _ = next(r for r in _probe_refusals(run) if not r[2])
+    inits = [e for e in run.requests("initialize") if e["seq"] > refusal["seq"]]
     if not inits:
-        return fail("after the probe was refused the client never sent initialize", evidence)
-    if not listing.ok:
         return fail(
-            "after falling back the session did not work", [*evidence, *op_evidence(listing)]
+            "after its probe was refused by a legacy server the client never sent initialize",
+            [probe, refusal],
         )
-    return passed("the refused probe led to initialize and a working session", evidence)
+    return passed("the refused probe led to initialize", [probe, refusal, inits[0]])
 
 
 @check(
@@ -380,25 +642,31 @@ def era_fallback(run: ScenarioRun) -> Verdict:
     level="MUST",
     revisions=STATELESS,
     transports=["stdio", "http"],
-    spec="basic/versioning",
+    spec="basic/versioning#backward-compatibility-with-initialization-based-versions",
     description="A server/discover probe answered with a modern error (-32022) never leads to initialize",
+    trigger=_trigger(
+        "the client's server/discover probe was answered with a modern error", _modern_refusals
+    ),
 )
 def era_stays_modern(run: ScenarioRun) -> Verdict:
-    probes = run.requests("server/discover")
-    if not probes:
-        return missing(run, "a server/discover probe")
-    refusal = response_to(run, probes[0])
-    if refusal is None:
-        return missing(run, "an answer to the probe")
-    inits = run.requests("initialize")
+    # Probing is optional for a modern-only client (basic/versioning): without a probe
+    # the trigger is absent and the item is N/A, never a FAIL.
+    probe, refusal, _ = next(r for r in _probe_refusals(run) if r[2])
+    inits = [e for e in run.requests("initialize") if e["seq"] > refusal["seq"]]
     if inits:
         return fail(
-            "the client fell back to initialize after a modern error",
-            [probes[0], refusal, inits[0]],
+            "the client fell back to initialize after a modern error", [probe, refusal, inits[0]]
         )
     return passed(
-        "after the modern error the client did not fall back to initialize", [probes[0], refusal]
+        "after the modern error the client did not fall back to initialize", [probe, refusal]
     )
+
+
+# -- results: multi round-trip, resultType -----------------------------------------------------------
+
+
+def _input_required(run: ScenarioRun) -> list[dict[str, Any]]:
+    return _answers(run, "tools/call", lambda a: _result(a).get("resultType") == "input_required")
 
 
 @check(
@@ -408,28 +676,24 @@ def era_stays_modern(run: ScenarioRun) -> Verdict:
     revisions=STATELESS,
     spec="basic/patterns/mrtr",
     description="After input_required the retry has a new id, requestState echoed exactly, and an answer per input request key",
+    trigger=_trigger("the server answered a tools/call with input_required", _input_required),
 )
 def mrtr_retry(run: ScenarioRun) -> Verdict:
-    calls = tool_calls(run, "ask")
-    operation = first_operation(run, "call_tool", "ask")
-    first = calls[0] if calls else None
-    answer = response_to(run, first) if first is not None else None
-    result = (answer or {}).get("message", {}).get("result") or {}
-    if (
-        first is None
-        or answer is None
-        or operation is None
-        or result.get("resultType") != "input_required"
-    ):
-        return missing(run, "a tools/call answered with input_required")
-    evidence = [first, answer, *calls[1:2], *op_evidence(operation)]
-    if len(calls) < 2:
+    answer = _input_required(run)[0]
+    first = _request_answered_by(run, answer)
+    assert first is not None  # an answer is found from its request
+    tool = _params(first["message"]).get("name")
+    operation = first_operation(run, "call_tool", tool)
+    result = _result(answer)
+    retries = _same_requests_after(run, first, answer)
+    evidence = [first, answer, *retries[:1], *op_evidence(operation)]
+    if not retries:
         return fail("the client did not retry the request after input_required", evidence)
-    retry = calls[1]["message"]
-    params = retry.get("params") or {}
-    if retry.get("id") == first["message"].get("id"):
+    retry = retries[0]["message"]
+    params = _params(retry)
+    if same_id(retry.get("id"), first["message"].get("id")):
         return fail("the retry reused the id of the first request", evidence)
-    if params.get("requestState") != result.get("requestState"):
+    if not same_json(params.get("requestState"), result.get("requestState")):
         return fail(
             f"requestState came back as {params.get('requestState')!r}, "
             f"not {result.get('requestState')!r}",
@@ -440,13 +704,25 @@ def mrtr_retry(run: ScenarioRun) -> Verdict:
     if not isinstance(responses, dict) or set(responses) != wanted:
         keys = sorted(responses) if isinstance(responses, dict) else responses
         return fail(f"inputResponses has keys {keys!r}, not {sorted(wanted)!r}", evidence)
-    if not operation.ok or (operation.value or {}).get("content") != [
-        {"type": "text", "text": "done"}
-    ]:
-        return fail(
-            f"the final result was not surfaced: {operation.error or operation.value}", evidence
-        )
-    return passed("the retry echoed requestState, answered every input, under a new id", evidence)
+    final = response_to(run, retries[0])
+    if operation is None or final is None:
+        return missing(run, "the answer to the retry")
+    if not operation.ok or not same_json(
+        (operation.value or {}).get("content"), _result(final).get("content")
+    ):
+        shown = "it hung" if operation.hung else operation.error or operation.value
+        return fail(f"the final result was not surfaced: {shown}", [*evidence, final])
+    return passed(
+        "the retry echoed requestState, answered every input, under a new id", [*evidence, final]
+    )
+
+
+def _unknown_result_types(run: ScenarioRun) -> list[dict[str, Any]]:
+    return _answers(
+        run,
+        "tools/call",
+        lambda a: "resultType" in _result(a) and _result(a)["resultType"] not in _RESULT_TYPES,
+    )
 
 
 @check(
@@ -456,16 +732,31 @@ def mrtr_retry(run: ScenarioRun) -> Verdict:
     revisions=STATELESS,
     spec="basic/index",
     description="A result whose resultType the client does not know is invalid: surfaced as an error, not as a result",
+    trigger=_trigger(
+        "the server answered a tools/call with a resultType no revision defines",
+        _unknown_result_types,
+    ),
 )
 def unknown_result_type(run: ScenarioRun) -> Verdict:
-    operation, answer = _call_and_answer(run, "odd")
-    if operation is None or answer is None:
-        return missing(run, "a result with an unknown resultType")
-    evidence = [answer, *op_evidence(operation)]
-    if operation.ok:
-        return fail(f"the client surfaced the result as valid: {operation.value}", evidence)
-    return passed(
-        f"the client reported the unknown resultType as an error ({operation.error})", evidence
+    answer = _unknown_result_types(run)[0]
+    operation = first_operation(run, "call_tool", _tool_of(run, answer))
+    if operation is None:
+        return missing(run, "the harness's call that got the unknown resultType")
+    return _reported_or(
+        operation,
+        [answer, *op_evidence(operation)],
+        reported=lambda op: passed(
+            f"the client reported the unknown resultType as an error ({op.error})",
+            [answer, *op_evidence(op)],
+        ),
+        swallowed="the client surfaced the result as valid",
+        run=run,
+    )
+
+
+def _untyped_results(run: ScenarioRun) -> list[dict[str, Any]]:
+    return _answers(
+        run, "tools/call", lambda a: "result" in a["message"] and "resultType" not in _result(a)
     )
 
 
@@ -476,26 +767,21 @@ def unknown_result_type(run: ScenarioRun) -> Verdict:
     revisions=STATELESS,
     spec="basic/index",
     description="A result without resultType (a legacy server's) is read as complete and surfaced",
+    trigger=_trigger("the server answered a tools/call without resultType", _untyped_results),
 )
 def absent_result_type_complete(run: ScenarioRun) -> Verdict:
-    operation, answer = _call_and_answer(run, "legacy")
-    if operation is None or answer is None:
-        return missing(run, "a result without resultType")
+    answer = _untyped_results(run)[0]
+    operation = first_operation(run, "call_tool", _tool_of(run, answer))
+    if operation is None:
+        return missing(run, "the harness's call that got a result without resultType")
     evidence = [answer, *op_evidence(operation)]
-    if "resultType" in (answer["message"].get("result") or {}):
-        return missing(run, "a result without resultType (the mock sent one)")
-    if not operation.ok:
+    if operation.reported:
         return fail(f"the client rejected a result without resultType: {operation.error}", evidence)
-    if (operation.value or {}).get("content") != [{"type": "text", "text": "old but complete"}]:
+    if not operation.ok:
+        return missing(run, "the client's reading of the result (it hung or crashed)")
+    if not same_json((operation.value or {}).get("content"), _result(answer).get("content")):
         return fail(f"the client surfaced {operation.value}, not the result", evidence)
     return passed("a result without resultType was surfaced as a complete result", evidence)
-
-
-def _call_and_answer(run: ScenarioRun, tool: str) -> tuple[Operation | None, dict[str, Any] | None]:
-    """The harness's call of `tool`, and the server's answer to its first tools/call."""
-    calls = tool_calls(run, tool)
-    answer = response_to(run, calls[0]) if calls else None
-    return first_operation(run, "call_tool", tool), answer
 
 
 async def mrtr_then_odd(session: Session) -> None:
@@ -507,38 +793,20 @@ async def mrtr_then_odd(session: Session) -> None:
     await session.call("call_tool", "legacy", {})
 
 
-_REMOVED = frozenset({"ping", "logging/setLevel", "notifications/roots/list_changed"})
+# -- caching ---------------------------------------------------------------------------------------
 
 
-@check(
-    "stateless.no-removed-methods",
-    requirements=["LC-M5"],
-    level="MUST",
-    revisions=STATELESS,
-    spec="changelog",
-    description="A 2026-07-28 client sends no ping, logging/setLevel or notifications/roots/list_changed",
-)
-def no_removed_methods(run: ScenarioRun) -> Verdict:
-    messages = run.client_messages()
-    if not messages:
-        return missing(run, "any client message")
-    removed = [m for m in messages if m["message"].get("method") in _REMOVED]
-    if removed:
-        return fail(
-            f"the client sent {removed[0]['message']['method']}, which 2026-07-28 removed",
-            removed[:3],
-        )
-    return passed(f"none of {len(messages)} client messages uses a removed method", messages[:2])
+def _cacheable_reads(run: ScenarioRun) -> list[dict[str, Any]]:
+    def cacheable(answer: dict[str, Any]) -> bool:
+        ttl = _result(answer).get("ttlMs")
+        return isinstance(ttl, int) and not isinstance(ttl, bool) and ttl > 0
+
+    return _answers(run, "resources/read", cacheable)
 
 
-def _texts(operation: Any) -> list[Any]:
-    value = operation.value if operation is not None and operation.ok else None
-    contents = value.get("contents") if isinstance(value, dict) else None
-    return (
-        [c.get("text") for c in contents if isinstance(c, dict)]
-        if isinstance(contents, list)
-        else []
-    )
+def _uri_read(run: ScenarioRun, answer: Mapping[str, Any]) -> Any:
+    request = _request_answered_by(run, answer)
+    return _params(request["message"]).get("uri") if request is not None else None
 
 
 @check(
@@ -549,17 +817,38 @@ def _texts(operation: Any) -> list[Any]:
     spec="server/utilities/caching",
     description="A cacheable answer (ttlMs, public) is never reused for a request with other params",
     feature="resources",
+    trigger=_trigger("the server answered a resources/read as cacheable", _cacheable_reads),
 )
 def cache_keyed_by_params(run: ScenarioRun) -> Verdict:
-    reads = [o for o in run.operations if o.op == "read_resource"]
-    first = next((o for o in reads if o.args.get("args") == ["mem://a"]), None)
-    other = next((o for o in reads if o.args.get("args") == ["mem://b"]), None)
-    if first is None or other is None or _texts(first) != ["A"]:
-        return missing(run, "a cacheable read of mem://a, then a read of mem://b")
-    evidence = [*run.requests("resources/read")[:2], *op_evidence(first, other)]
-    if _texts(other) != ["B"]:
-        return fail(f"reading mem://b surfaced {other.error or other.value}", evidence)
-    return passed("the read of mem://b got its own answer, not the cached mem://a", evidence)
+    cached = _cacheable_reads(run)[0]
+    uri = _uri_read(run, cached)
+    other = next(
+        (
+            o
+            for o in run.operations
+            if o.op == "read_resource" and not same_json((o.args.get("args") or [None])[0], uri)
+        ),
+        None,
+    )
+    if other is None:
+        return missing(run, f"a read of another resource than {uri}")
+    other_uri = (other.args.get("args") or [None])[0]
+    if not other.ok:
+        return missing(run, f"the client's answer to the read of {other_uri}")
+    asked = [
+        a
+        for a in _answers(run, "resources/read", lambda a: True)
+        if same_json(_uri_read(run, a), other_uri)
+    ]
+    evidence = [cached, *asked[:1], *op_evidence(other)]
+    if not asked:
+        return fail(
+            f"{other_uri} was never read from the server; the client surfaced {other.value}",
+            evidence,
+        )
+    if not same_json((other.value or {}).get("contents"), _result(asked[0]).get("contents")):
+        return fail(f"reading {other_uri} surfaced {other.value}, not its own answer", evidence)
+    return passed(f"the read of {other_uri} got its own answer, not the cached {uri}", evidence)
 
 
 async def read_two_resources(session: Session) -> None:
@@ -569,7 +858,41 @@ async def read_two_resources(session: Session) -> None:
     await session.call("read_resource", "mem://b")
 
 
-_REGION = "eu-w\u00ebst 1"
+# -- x-mcp-header ----------------------------------------------------------------------------------
+
+
+def _header_declarations(tool: Mapping[str, Any]) -> tuple[dict[str, str], bool]:
+    """A listed tool's x-mcp-header declarations (property -> header name), and whether
+    one is invalid: declared anywhere but on a top-level property of its inputSchema."""
+    schema = tool.get("inputSchema")
+    properties = schema.get("properties") if isinstance(schema, dict) else None
+    valid = {
+        name: str(prop["x-mcp-header"])
+        for name, prop in (properties or {}).items()
+        if isinstance(prop, dict) and "x-mcp-header" in prop
+    }
+
+    def count(value: Any) -> int:
+        if isinstance(value, dict):
+            return ("x-mcp-header" in value) + sum(count(v) for v in value.values())
+        if isinstance(value, list):
+            return sum(count(v) for v in value)
+        return 0
+
+    return valid, count(schema) > len(valid)
+
+
+def _listed_tools(answer: Mapping[str, Any]) -> list[dict[str, Any]]:
+    tools = _result(answer).get("tools")
+    return [t for t in tools if isinstance(t, dict)] if isinstance(tools, list) else []
+
+
+def _header_tool_listings(run: ScenarioRun) -> list[dict[str, Any]]:
+    return _answers(
+        run,
+        "tools/list",
+        lambda a: any("x-mcp-header" in str(t.get("inputSchema")) for t in _listed_tools(a)),
+    )
 
 
 @check(
@@ -580,29 +903,50 @@ _REGION = "eu-w\u00ebst 1"
     transports=["http"],
     spec="basic/transports/streamable-http#custom-headers-from-tool-parameters",
     description="x-mcp-header arguments are mirrored as Mcp-Param-* (base64 when not plain ASCII); a tool with an invalid declaration is left out of tools/list",
+    trigger=_trigger("the server listed tools that declare x-mcp-header", _header_tool_listings),
 )
 def x_mcp_header(run: ScenarioRun) -> Verdict:
+    listing_answer = _header_tool_listings(run)[0]
     listing = run.operation("list_tools")
-    posts = [
-        p
-        for p in http_requests(run, "POST")
-        if any(
-            m.get("method") == "tools/call" and (m.get("params") or {}).get("name") == "route"
-            for m in body_messages(p)
+    if listing is None or not listing.ok:
+        return missing(run, "the tools the client listed")
+    tools = {t.get("name"): _header_declarations(t) for t in _listed_tools(listing_answer)}
+    surfaced = [t.get("name") for t in (listing.value or {}).get("tools", [])]
+    evidence = [listing_answer, *op_evidence(listing)]
+    invalid = [name for name, (_, bad) in tools.items() if bad and name in surfaced]
+    if invalid:
+        return fail(
+            f"the tool {invalid[0]!r} has an invalid x-mcp-header, yet was listed", evidence
         )
-    ]
-    if listing is None or not listing.ok or not posts:
-        return missing(run, "a tools/list and a call of a tool with x-mcp-header")
-    names = [t.get("name") for t in (listing.value or {}).get("tools", [])]
-    evidence = [posts[0], *op_evidence(listing)]
-    if "bad" in names:
-        return fail("the tool with an invalid x-mcp-header was listed, not rejected", evidence)
-    sent = header(posts[0], "mcp-param-region")
-    if sent is None or _decode(sent) != _REGION:
-        return fail(f"Mcp-Param-Region is {sent!r}, the argument {_REGION!r}", evidence)
-    if not sent.startswith("=?base64?"):
-        return fail(f"the non-ASCII value went out unencoded: {sent!r}", evidence)
-    return passed("the argument was mirrored (base64) and the invalid tool rejected", evidence)
+    mirrored = []
+    for post in http_requests(run, "POST"):
+        for message in body_messages(post):
+            name = _params(message).get("name")
+            declared = (
+                tools.get(name, ({}, True))[0] if message.get("method") == "tools/call" else {}
+            )
+            arguments = _params(message).get("arguments") or {}
+            for prop, header_name in declared.items():
+                value = arguments.get(prop) if isinstance(arguments, dict) else None
+                if not isinstance(value, str):
+                    continue  # only string arguments are judged here
+                sent = header(post, f"mcp-param-{header_name}")
+                if sent is None or not same_json(_decode(sent), value):
+                    return fail(
+                        f"Mcp-Param-{header_name} is {sent!r}, the argument {value!r}",
+                        [*evidence, post],
+                    )
+                if not _plain_ascii(value) and not _SENTINEL.match(sent):
+                    return fail(
+                        f"the value {value!r} went out unencoded: {sent!r}", [*evidence, post]
+                    )
+                mirrored.append(post)
+    if not mirrored:
+        return missing(run, "a call of a tool with an x-mcp-header argument")
+    return passed(
+        "the invalid tool was left out and the arguments were mirrored as Mcp-Param-*",
+        [*evidence, *mirrored[:1]],
+    )
 
 
 async def list_then_route(session: Session) -> None:
@@ -612,11 +956,23 @@ async def list_then_route(session: Session) -> None:
     await session.call("call_tool", "route", {"region": _REGION, "query": "select 1"})
 
 
-def _is_method_not_found(response: dict[str, Any]) -> bool:
-    return any(
-        isinstance(m.get("error"), dict) and m["error"].get("code") == -32601
-        for m in body_messages(response)
-    )
+_REGION = "eu-w\u00ebst 1"
+
+
+# -- errors of the stateless revision --------------------------------------------------------------
+
+
+def _method_not_found_404s(run: ScenarioRun) -> list[dict[str, Any]]:
+    return [
+        r
+        for r in run.of_kind("http_response")
+        if r.get("status") == 404
+        and any(
+            isinstance(m.get("error"), dict)
+            and same_json(m["error"].get("code"), _METHOD_NOT_FOUND)
+            for m in body_messages(r)
+        )
+    ]
 
 
 @check(
@@ -627,34 +983,39 @@ def _is_method_not_found(response: dict[str, Any]) -> bool:
     transports=["http"],
     spec="basic/transports/streamable-http#protocol-version-header",
     description="A 404 whose body is a -32601 error is an unknown method: surfaced as that error, no legacy fallback",
+    trigger=_trigger("the server answered with a 404 whose body is -32601", _method_not_found_404s),
 )
 def http_404_method_not_found(run: ScenarioRun) -> Verdict:
-    gone = [
-        r
-        for r in run.of_kind("http_response")
-        if r.get("status") == 404 and _is_method_not_found(r)
-    ]
-    if not gone:
-        return missing(run, "a 404 with a -32601 body")
-    after = [r for r in http_requests(run) if r["seq"] > gone[0]["seq"]]
+    gone = _method_not_found_404s(run)[0]
     fallback = [
         r
-        for r in after
-        if r.get("method") != "POST"
-        or any(m.get("method") == "initialize" for m in body_messages(r))
+        for r in http_requests(run)
+        if r["seq"] > gone["seq"]
+        and (
+            r.get("method") != "POST"
+            or any(m.get("method") == "initialize" for m in body_messages(r))
+        )
     ]
     if fallback:
         return fail(
             "after a 404 with -32601 the client fell back to the legacy transports",
-            [gone[0], fallback[0]],
+            [gone, fallback[0]],
         )
-    surfaced = [o for o in run.operations if (o.error or {}).get("code") == -32601]
+    surfaced = [
+        o
+        for o in run.operations
+        if o.reported and same_json((o.error or {}).get("code"), _METHOD_NOT_FOUND)
+    ]
     if not surfaced:
-        ops = [o for o in run.operations if not o.ok]
-        return fail("no operation surfaced the -32601 error", [gone[0], *op_evidence(*ops[:2])])
+        failed = [o for o in run.operations if not o.ok]
+        return fail("no operation reported the -32601 error", [gone, *op_evidence(*failed[:2])])
     return passed(
-        "the 404 was surfaced as method not found (-32601)", [gone[0], *op_evidence(surfaced[0])]
+        "the 404 was reported as method not found (-32601)", [gone, *op_evidence(surfaced[0])]
     )
+
+
+def _missing_capability_answers(run: ScenarioRun) -> list[dict[str, Any]]:
+    return _answers(run, None, lambda a: same_json(error_code(a), _MISSING_CAPABILITY))
 
 
 @check(
@@ -664,30 +1025,40 @@ def http_404_method_not_found(run: ScenarioRun) -> Verdict:
     revisions=STATELESS,
     spec="basic/index#error-codes",
     description="-32021 (a capability the client did not declare) is surfaced, or retried with the capability declared",
+    trigger=_trigger(
+        "the server refused a request with MissingRequiredClientCapability (-32021)",
+        _missing_capability_answers,
+    ),
 )
 def missing_capability_surfaced(run: ScenarioRun) -> Verdict:
-    operation = run.operation("call_tool")
-    calls = run.requests("tools/call")
-    if operation is None or not calls or response_to(run, calls[0]) is None:
-        return missing(run, "a tools/call refused with -32021")
-    evidence = [calls[0], *op_evidence(operation)]
-    if (operation.error or {}).get("code") == -32021:
-        return passed("the client surfaced the -32021 error", evidence)
+    refusal = _missing_capability_answers(run)[0]
+    refused = _request_answered_by(run, refusal)
+    assert refused is not None  # an answer is found from its request
+    operation = first_operation(run, "call_tool", _params(refused["message"]).get("name"))
+    if operation is None:
+        return missing(run, "the harness's call that was refused")
+    evidence = [refused, refusal, *op_evidence(operation)]
+    code = (operation.error or {}).get("code")
+    if operation.reported and same_json(code, _MISSING_CAPABILITY):
+        return passed("the client reported the -32021 error", evidence)
+    required = (refusal["message"]["error"].get("data") or {}).get("requiredCapabilities") or {}
     retried = [
-        c
-        for c in calls[1:]
-        if "sampling"
-        in (((c["message"].get("params") or {}).get("_meta") or {}).get(META_CAPABILITIES) or {})
+        r
+        for r in run.requests(refused["message"]["method"])
+        if r["seq"] > refusal["seq"]
+        and all(k in (_meta(r["message"]).get(META_CAPABILITIES) or {}) for k in required)
     ]
     if operation.ok and retried:
         return passed(
             "the client retried declaring the required capability", [*evidence, retried[0]]
         )
-    return fail(
-        f"the client neither surfaced -32021 nor retried with the capability: "
-        f"{operation.error or operation.value}",
-        evidence,
-    )
+    if operation.reported or operation.ok:
+        return fail(
+            "the client neither reported -32021 nor retried with the capability: "
+            f"{operation.error or operation.value}",
+            evidence,
+        )
+    return missing(run, "the client's report of -32021 (the call hung or crashed)")
 
 
 async def call_summarize(session: Session) -> None:
@@ -796,11 +1167,12 @@ SCENARIOS = [
     ),
 ]
 
-#: Judged on every run of the tools scenario.
+#: Judged on every run of the tools scenario. Not stateless.no-responses: it needs a
+#: stimulus (a request-shaped message from the server), which only
+#: stateless-server-request-and-cancel sends.
 ON_EVERY_TRANSPORT = (
     "stateless.meta-on-every-request",
     "stateless.standard-headers",
-    "stateless.no-responses",
     "stateless.http-post-only",
     "stateless.no-removed-methods",
     "stateless.404-method-not-found",

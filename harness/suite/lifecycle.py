@@ -9,7 +9,7 @@ from harness._catalogue import check
 from harness._jsonvalue import same_json
 from harness._run import Scenario, ScenarioRun, Session
 from harness._schemas import validate
-from harness._triggers import asked, trigger
+from harness._triggers import asked, client_sent, trigger
 from harness._verdicts import Verdict, fail, not_applicable, passed, skip, warn
 from harness.suite._evidence import (
     HANDSHAKE,
@@ -41,11 +41,7 @@ async def connect_list_and_call(session: Session) -> None:
         await session.call("call_tool", "ask", {})
 
 
-def _initialize_sent(run: ScenarioRun) -> list[Mapping[str, Any]]:
-    return list(run.requests("initialize"))
-
-
-INITIALIZE_SENT = trigger("the client sent initialize", _initialize_sent)
+INITIALIZE_SENT = client_sent("initialize")
 
 
 def _requests_other_than_ping(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -69,14 +65,15 @@ def _requests_other_than_ping(entries: list[dict[str, Any]]) -> list[dict[str, A
     independent_of=("client.connect", "lifecycle.initialized-notification"),
 )
 def initialize_first(run: ScenarioRun) -> Verdict:
-    connect = op_evidence(run.operation("connect"))
+    operation = run.operation("connect")
+    assert operation is not None  # the trigger
+    connect = [operation.to_json()]
     probes = dual_era_probes(run)  # a dual-era client's server/discover first (LC-M3)
     messages = [m for m in run.client_messages() if m not in probes]
     if not messages:
-        operation = run.operation("connect")
-        if operation is not None and operation.ok:
+        if operation.ok:
             return fail("connect reported success, but the client never sent initialize", connect)
-        return missing(run, "a client message")
+        return missing(run, "a client message")  # connect failed or hung first: BLOCKED by it
     first = messages[0]
     if first["message"].get("method") != "initialize":
         what = first["message"].get("method", "a response")

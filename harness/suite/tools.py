@@ -367,6 +367,25 @@ def utf8(run: ScenarioRun) -> Verdict:
     return passed("non-ASCII text arrived intact at the server and back at the caller", evidence)
 
 
+def _listed(tool: str) -> Trigger:
+    """The server answered a tools/list with `tool` in it (the request and the answer)."""
+
+    def find(run: ScenarioRun) -> list[Mapping[str, Any]]:
+        found: list[Mapping[str, Any]] = []
+        for request in run.requests("tools/list"):
+            response = response_to(run, request)
+            tools = ((response or {}).get("message", {}).get("result") or {}).get("tools")
+            if response is not None and tool in _tool_names(tools):
+                found += [request, response]
+        return found
+
+    return trigger(f"the server listed the tool {tool!r}", find)
+
+
+def _surfaced_tools(listing: Operation) -> list[Any]:
+    return _tool_names((listing.value or {}).get("tools")) if listing.ok else []
+
+
 @check(
     "tools.reserved-meta-tolerated",
     requirements=["RPC-8"],
@@ -376,13 +395,25 @@ def utf8(run: ScenarioRun) -> Verdict:
     description="Unknown values at reserved _meta keys (io.modelcontextprotocol/..., "
     "...mcp...) in a tool and its result break nothing: the tool is listed and its result surfaced",
     feature="tools",
-    trigger=_called("meta"),
+    trigger=_listed("meta"),
 )
 def reserved_meta(run: ScenarioRun) -> Verdict:
+    listing = _listed("meta").find(run)[:2]
+    listed = run.operation("list_tools")
+    if listed is None:  # the client listed on its own, and was never asked
+        return missing(run, "a list_tools operation")
+    unreported = hung_or_crashed(listed)
+    if unreported is not None:
+        return unreported
+    if "meta" not in _surfaced_tools(listed):
+        return fail(
+            f"the tool with reserved _meta keys was not listed: {listed.error or listed.value}",
+            [*listing, listed.to_json()],
+        )
     call = answered_tool_call(run, "meta")
     if isinstance(call, Verdict):
         return call
-    evidence = call.evidence
+    evidence = [*listing, *call.evidence]
     if call.surfaced is None:
         return hung_or_crashed(call.operation) or fail(
             f"a result with reserved _meta keys was refused: {_error(call)}", evidence
@@ -391,18 +422,6 @@ def reserved_meta(run: ScenarioRun) -> Verdict:
     if not same_json(texts, ["meta ok"]):
         return fail(f"the result's content was altered: {texts!r}", evidence)
     return passed("the tool with reserved _meta keys was listed, called and surfaced", evidence)
-
-
-def _odd_name_listed(run: ScenarioRun) -> list[Mapping[str, Any]]:
-    """The answers to tools/list that carry the tool with the unusual name."""
-    found: list[Mapping[str, Any]] = []
-    for request in run.requests("tools/list"):
-        response = response_to(run, request)
-        tools = ((response or {}).get("message", {}).get("result") or {}).get("tools")
-        names = [t.get("name") for t in tools or [] if isinstance(t, dict)]
-        if response is not None and ODD_NAME in names:
-            found += [request, response]
-    return found
 
 
 @check(
@@ -414,15 +433,17 @@ def _odd_name_listed(run: ScenarioRun) -> list[Mapping[str, Any]]:
     description="A tool name outside [A-Za-z0-9_.-] (spaces, a slash, non-ASCII) is listed "
     "and called by exactly that name",
     feature="tools",
-    trigger=trigger(f"the server listed the tool {ODD_NAME!r}", _odd_name_listed),
+    trigger=_listed(ODD_NAME),
 )
 def unusual_names(run: ScenarioRun) -> Verdict:
-    listing = _odd_name_listed(run)[:2]
+    listing = _listed(ODD_NAME).find(run)[:2]
     listed = run.operation("list_tools")
+    if listed is None:  # the client listed on its own, and was never asked
+        return missing(run, "a list_tools operation")
     unreported = hung_or_crashed(listed)
-    if listed is None or unreported is not None:
-        return unreported or missing(run, "a list_tools operation")
-    names = [t.get("name") for t in (listed.value or {}).get("tools", []) if isinstance(t, dict)]
+    if unreported is not None:
+        return unreported
+    names = _surfaced_tools(listed)
     if ODD_NAME not in names:
         return warn(
             f"the tool {ODD_NAME!r} was not surfaced: {listed.error or names!r}",

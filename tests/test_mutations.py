@@ -13,10 +13,12 @@ import itertools
 from collections.abc import Mapping
 from typing import Any
 
+import anyio
 import pytest
 from _mutation import Case, assert_mutant_fails_exactly, assert_reference_passes
 
 from harness.clients import ClientError, ReferenceClient
+from harness.clients._contract import ConnectOptions, Target
 from harness.clients._ref_http import HttpTransport
 from harness.clients._ref_stdio import StdioTransport
 
@@ -108,6 +110,82 @@ class KillsTheServer(ReferenceClient):
         await super().close()
 
 
+class ConnectsIdly(ReferenceClient):
+    """LC-1: reports a connection without sending initialize, or anything at all."""
+
+    async def connect(self, target: Target, options: ConnectOptions) -> dict[str, Any]:
+        return {"protocolVersion": options.protocol_version, "serverInfo": {}}
+
+
+class HangsOnUnknownVersion(ReferenceClient):
+    """LC-3: neither goes on nor disconnects at a version it does not support: it waits."""
+
+    async def _initialize(self, revision: str) -> None:
+        try:
+            await super()._initialize(revision)
+        except ClientError as exc:
+            if "chose protocolVersion" not in exc.message:
+                raise
+            await anyio.sleep_forever()
+
+
+def _doubles(value: Any) -> Any:
+    """Every integer in a JSON value made a double (1 -> 1.0), as a careless codec does."""
+    if isinstance(value, dict):
+        return {k: _doubles(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_doubles(v) for v in value]
+    if isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    return value
+
+
+class IntegersAsDoubles(ReferenceClient):
+    """TL-3: surfaces structuredContent with its integers turned into doubles."""
+
+    async def call_tool(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        result = await super().call_tool(*args, **kwargs)
+        if "structuredContent" in result:
+            result["structuredContent"] = _doubles(result["structuredContent"])
+        return result
+
+
+# Mutants whose failure is no report of the client (a crash, a hang): the check they
+# concern must not read it as the behaviour it looks for, nor as its violation. They are
+# BLOCKED by the operation, which is how a hang or a crash is reported.
+
+
+class CrashesOnRequiredTask(ReferenceClient):
+    """TL-9: dies (RuntimeError) instead of refusing a tool that requires a task."""
+
+    async def call_tool(self, name: str, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        if self._task_required(name):
+            raise RuntimeError("tasks are not implemented")
+        return await super().call_tool(name, *args, **kwargs)
+
+
+class CrashesWithoutToolsCapability(ReferenceClient):
+    """LC-7: dies (RuntimeError) when asked for tools the server did not declare."""
+
+    async def list_tools(self) -> dict[str, Any]:
+        if not self._has("tools"):
+            raise RuntimeError("no tools here")
+        return await super().list_tools()
+
+
+class HangsOnInvalidStructure(ReferenceClient):
+    """TL-3: never returns from a call whose structuredContent breaks its outputSchema."""
+
+    async def call_tool(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        try:
+            return await super().call_tool(*args, **kwargs)
+        except ClientError as exc:
+            if "structuredContent" not in exc.message:
+                raise
+            await anyio.sleep_forever()
+            raise
+
+
 # -- the expectations ----------------------------------------------------------------------------
 
 
@@ -155,12 +233,56 @@ CASES = {
         ("tools-call", "2025-11-25", "stdio"),
         {"stdio.shutdown-closes-stdin": "WARN"},
     ),
+    "connects-idly": Case(
+        ConnectsIdly,
+        ("lifecycle-handshake", "2025-06-18", "stdio"),
+        {
+            "lifecycle.initialize-first": "FAIL",
+            "lifecycle.initialized-notification": "BLOCKED:lifecycle.initialize-first",
+            "lifecycle.no-request-before-initialize-response": "BLOCKED:lifecycle.initialize-first",
+        },
+    ),
+    "hangs-on-unknown-version": Case(
+        HangsOnUnknownVersion,
+        ("lifecycle-unsupported-version", "2025-06-18", "stdio"),
+        {"lifecycle.unsupported-version-disconnect": "WARN"},
+    ),
+    "integers-as-doubles": Case(
+        IntegersAsDoubles,
+        ("tools-content", "2025-11-25", "stdio"),
+        {"tools.output-schema-validated": "WARN"},
+    ),
+}
+
+UNREPORTED = {
+    "crashes-on-required-task": Case(
+        CrashesOnRequiredTask,
+        ("tools-tasks", "2025-11-25", "stdio"),
+        {"tools.task-augmentation": "BLOCKED:client.call_tool"},
+        crashes=True,
+    ),
+    "crashes-without-tools-capability": Case(
+        CrashesWithoutToolsCapability,
+        ("lifecycle-no-tools-capability", "2025-11-25", "stdio"),
+        {"lifecycle.negotiated-capabilities-only": "BLOCKED:client.list_tools"},
+        crashes=True,
+    ),
+    "hangs-on-invalid-structure": Case(
+        HangsOnInvalidStructure,
+        ("tools-content", "2025-06-18", "http"),
+        {"tools.output-schema-validated": "BLOCKED:client.call_tool"},
+    ),
 }
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_mutant_fails_exactly_its_checks(name: str) -> None:
     assert_mutant_fails_exactly(name, CASES[name])
+
+
+@pytest.mark.parametrize("name", sorted(UNREPORTED))
+def test_a_hang_or_crash_is_never_a_pass(name: str) -> None:
+    assert_mutant_fails_exactly(name, UNREPORTED[name])
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

@@ -4,17 +4,22 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from harness._jsonvalue import same_json
 from harness._judging import not_judged
 from harness._run import Operation, ScenarioRun
+from harness._triggers import trigger
 from harness._verdicts import Verdict, blocked, passed
 
 __all__ = [
     "HANDSHAKE",
+    "INITIALIZE_ANSWERED",
     "STATELESS",
+    "ToolCall",
     "answered",
+    "answered_tool_call",
     "body_messages",
     "cancellations",
     "cancelled_by_notification",
@@ -28,12 +33,16 @@ __all__ = [
     "header",
     "http_requests",
     "http_response_for",
+    "hung_or_crashed",
+    "initialize_exchange",
+    "initialize_request",
     "missing",
     "op_evidence",
     "requests_with",
     "response_to",
     "same_id",
     "surfaced",
+    "tool_call",
     "tool_calls",
 ]
 
@@ -234,3 +243,90 @@ def http_response_for(run: ScenarioRun, entry: Mapping[str, Any]) -> dict[str, A
         if str(response.get("request")) == number:
             return response
     return None
+
+
+# -- shapes many judges share: an exchange and what the client made of it -------------------
+
+
+def initialize_request(run: ScenarioRun) -> dict[str, Any] | None:
+    """The client's first initialize request entry, or None."""
+    return next(iter(run.requests("initialize")), None)
+
+
+def initialize_exchange(run: ScenarioRun) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """The client's first initialize request and the server's answer to it, or None."""
+    request = initialize_request(run)
+    response = response_to(run, request) if request is not None else None
+    return None if request is None or response is None else (request, response)
+
+
+def _initialize_answered(run: ScenarioRun) -> list[Mapping[str, Any]]:
+    return list(initialize_exchange(run) or ())
+
+
+INITIALIZE_ANSWERED = trigger("the server answered the client's initialize", _initialize_answered)
+"""Trigger of the checks about what follows (or precedes) the initialize answer."""
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """A tools/call the client sent, the server's answer, and what the client surfaced."""
+
+    request: dict[str, Any]
+    response: dict[str, Any] | None
+    operation: Operation | None
+
+    @property
+    def result(self) -> dict[str, Any] | None:
+        """The result the server answered with (None: an error, or no answer)."""
+        result = (self.response or {}).get("message", {}).get("result")
+        return result if isinstance(result, dict) else None
+
+    @property
+    def surfaced(self) -> dict[str, Any] | None:
+        """The result the client surfaced to its caller (None: it raised or hung)."""
+        operation = self.operation
+        if operation is None or not operation.ok or not isinstance(operation.value, dict):
+            return None
+        return operation.value
+
+    @property
+    def evidence(self) -> list[dict[str, Any]]:
+        return [
+            self.request,
+            *([self.response] if self.response else ()),
+            *op_evidence(self.operation),
+        ]
+
+
+def tool_call(run: ScenarioRun, tool: str) -> ToolCall | None:
+    """The first tools/call of `tool` the client sent, its answer, and the first call_tool
+    operation of that tool (None: the client never sent one)."""
+    sent = tool_calls(run, tool)
+    if not sent:
+        return None
+    return ToolCall(sent[0], response_to(run, sent[0]), first_operation(run, "call_tool", tool))
+
+
+def answered_tool_call(run: ScenarioRun, tool: str) -> ToolCall | Verdict:
+    """The answered tools/call of `tool` and the operation that sent it; else why not
+    (N/A or BLOCKED, see `missing`)."""
+    call = tool_call(run, tool)
+    if call is None or call.response is None or call.operation is None:
+        return missing(run, f"an answered tools/call of {tool}")
+    return call
+
+
+def hung_or_crashed(operation: Operation | None) -> Verdict | None:
+    """BLOCKED when the operation hung (the harness's bound expired) or crashed: neither
+    is something the client reported, so the check cannot read it as a verdict on what it
+    surfaced. None otherwise."""
+    if operation is None or operation.ok or operation.reported:
+        return None
+    how = "hung" if operation.hung else "crashed"
+    message = (operation.error or {}).get("message")
+    return blocked(
+        f"client.{operation.op}",
+        f"{operation.op} {how} ({message}): nothing the client reported to judge",
+        [operation.to_json()],
+    )

@@ -6,19 +6,26 @@ judged on the tools scenario, which every client can run.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from harness._catalogue import check
+from harness._jsonvalue import same_json
 from harness._run import Operation, Scenario, ScenarioRun, Session
 from harness._schemas import validate
-from harness._verdicts import Verdict, fail, passed, warn
+from harness._triggers import Trigger, client_sent, server_sent, trigger
+from harness._verdicts import Verdict, blocked, fail, not_applicable, passed, warn
 from harness.suite._evidence import (
+    ToolCall,
+    answered_tool_call,
     dual_era_probes,
     first_operation,
+    hung_or_crashed,
     missing,
     op_evidence,
     response_to,
+    same_id,
+    tool_call,
     tool_calls,
 )
 
@@ -43,6 +50,10 @@ async def list_all_pages(session: Session) -> None:
         await session.call("list_tools")
 
 
+def _called(tool: str) -> Trigger:
+    return client_sent("tools/call", name=tool)
+
+
 @check(
     "tools.call-result",
     requirements=["TL-2"],
@@ -50,19 +61,26 @@ async def list_all_pages(session: Session) -> None:
     spec=TOOLS + "#calling-tools",
     description="A tool result reaches the caller with its content intact and not flagged as an error",
     feature="tools",
+    trigger=_called("add"),
 )
 def call_result(run: ScenarioRun) -> Verdict:
-    operation, sent = first_operation(run, "call_tool", "add"), tool_calls(run, "add")
-    if operation is None or not sent or response_to(run, sent[0]) is None:
-        return missing(run, "an answered tools/call of add")
-    evidence = [sent[0], *op_evidence(operation)]
-    if not operation.ok or not isinstance(operation.value, dict):
-        return fail(f"the successful result was surfaced as an error: {operation.error}", evidence)
-    if operation.value.get("isError"):
+    call = answered_tool_call(run, "add")
+    if isinstance(call, Verdict):
+        return call
+    surfaced, evidence = call.surfaced, call.evidence
+    if surfaced is None:
+        return hung_or_crashed(call.operation) or fail(
+            f"the successful result was surfaced as an error: {_error(call)}", evidence
+        )
+    if surfaced.get("isError"):
         return fail("a successful result was surfaced with isError true", evidence)
-    if operation.value.get("content") != [{"type": "text", "text": "3"}]:
-        return fail(f"the content was altered: {operation.value.get('content')!r}", evidence)
+    if not same_json(surfaced.get("content"), (call.result or {}).get("content")):
+        return fail(f"the content was altered: {surfaced.get('content')!r}", evidence)
     return passed("the result's content was surfaced intact", evidence)
+
+
+def _error(call: ToolCall) -> Any:
+    return (call.operation.error if call.operation else None) or {}
 
 
 @check(
@@ -72,22 +90,26 @@ def call_result(run: ScenarioRun) -> Verdict:
     spec=TOOLS + "#error-handling",
     description="A result with isError: true is surfaced as a tool failure with its content, not as a protocol error",
     feature="tools",
+    trigger=_called("divide"),
 )
 def is_error_result(run: ScenarioRun) -> Verdict:
-    operation, sent = first_operation(run, "call_tool", "divide"), tool_calls(run, "divide")
-    if operation is None or not sent or response_to(run, sent[0]) is None:
-        return missing(run, "an answered tools/call of divide")
-    evidence = [sent[0], *op_evidence(operation)]
-    if operation.ok and isinstance(operation.value, dict):
-        if operation.value.get("isError") is not True:
+    call = answered_tool_call(run, "divide")
+    if isinstance(call, Verdict):
+        return call
+    surfaced, evidence = call.surfaced, call.evidence
+    content = (call.result or {}).get("content")
+    if surfaced is not None:
+        if surfaced.get("isError") is not True:
             return fail("the isError flag was lost: the failure looks like a success", evidence)
-        if operation.value.get("content") != [{"type": "text", "text": "division by zero"}]:
-            return fail(
-                f"the error content was altered: {operation.value.get('content')!r}", evidence
-            )
+        if not same_json(surfaced.get("content"), content):
+            return fail(f"the error content was altered: {surfaced.get('content')!r}", evidence)
         return passed("the tool failure was surfaced as a result with isError true", evidence)
-    error = operation.error or {}
-    if error.get("kind") == "tool" and "division by zero" in str(error.get("message")):
+    unreported = hung_or_crashed(call.operation)
+    if unreported is not None:
+        return unreported
+    error = _error(call)
+    texts = [c.get("text") for c in content or [] if isinstance(c, dict)]
+    if error.get("kind") == "tool" and all(str(t) in str(error.get("message")) for t in texts):
         return passed(
             "the tool failure was surfaced as a tool error carrying its content", evidence
         )
@@ -99,22 +121,25 @@ def is_error_result(run: ScenarioRun) -> Verdict:
 
 def _protocol_error_check(code: int, tool: str) -> Callable[[ScenarioRun], Verdict]:
     def judge(run: ScenarioRun) -> Verdict:
-        operation, sent = first_operation(run, "call_tool", tool), tool_calls(run, tool)
-        if operation is None or not sent or response_to(run, sent[0]) is None:
-            return missing(run, f"an answered tools/call of {tool}")
-        evidence = [sent[0], *op_evidence(operation)]
-        if operation.ok:
+        call = answered_tool_call(run, tool)
+        if isinstance(call, Verdict):
+            return call
+        evidence = call.evidence
+        if call.surfaced is not None:
             return fail(
-                f"the JSON-RPC error {code} was surfaced as a result: {operation.value!r}", evidence
+                f"the JSON-RPC error {code} was surfaced as a result: {call.surfaced!r}", evidence
             )
-        error = operation.error or {}
+        error = _error(call)
+        unreported = hung_or_crashed(call.operation)
+        if unreported is not None:
+            return unreported
         if error.get("kind") != "protocol":
             return fail(
                 f"the JSON-RPC error {code} was surfaced as a {error.get('kind')} error", evidence
             )
-        if error.get("code") != code:
+        if not same_json(error.get("code"), code):
             return fail(
-                f"the JSON-RPC error {code} was surfaced with code {error.get('code')}", evidence
+                f"the JSON-RPC error {code} was surfaced with code {error.get('code')!r}", evidence
             )
         return passed(
             f"the JSON-RPC error {code} was surfaced as a protocol error with its code", evidence
@@ -131,7 +156,11 @@ for _code, _tool in ((-32602, "stale"), (-32601, "gone"), (-32603, "flaky")):
         spec=TOOLS + "#error-handling",
         description=f"A JSON-RPC error {_code} to tools/call is surfaced as a protocol error with that code",
         feature="tools",
+        trigger=_called(_tool),
     )(_protocol_error_check(_code, _tool))
+
+
+_PAGE_CURSORS = ("c/2 \u00f6=+?", "eyJwYWdlIjozfQ==")  # the script's nextCursor values
 
 
 @check(
@@ -141,26 +170,43 @@ for _code, _tool in ((-32602, "stale"), (-32601, "gone"), (-32603, "flaky")):
     spec="server/utilities/pagination",
     description="tools/list follows nextCursor, sends each cursor back verbatim, and surfaces every page",
     feature="tools",
+    trigger=client_sent("tools/list"),
 )
 def pagination(run: ScenarioRun) -> Verdict:
     sent = run.requests("tools/list")
     operation = run.operation("list_tools")
-    if not sent or operation is None:
-        return missing(run, "a tools/list request")
     evidence = [*sent, *op_evidence(operation)]
     cursors = [(r["message"].get("params") or {}).get("cursor") for r in sent]
-    for expected in ("c/2 ö=+?", "eyJwYWdlIjozfQ=="):
-        if expected not in cursors:
+    for expected in _PAGE_CURSORS:
+        if not any(same_json(cursor, expected) for cursor in cursors):
             return fail(
                 f"the cursor {expected!r} was not sent back verbatim (cursors sent: {cursors!r})",
                 evidence,
             )
+    if operation is None:
+        return missing(run, "a list_tools operation")
+    unreported = hung_or_crashed(operation)
+    if unreported is not None:
+        return unreported
     if not operation.ok:
         return fail(f"list_tools failed: {operation.error}", evidence)
     names = [t.get("name") for t in (operation.value or {}).get("tools", [])]
-    if sorted(names) != ["alpha", "beta", "delta", "gamma"]:
+    if not same_json(sorted(map(str, names)), ["alpha", "beta", "delta", "gamma"]):
         return fail(f"the surfaced tools are {names!r}, not the four of the three pages", evidence)
     return passed("all three pages were fetched with verbatim cursors and surfaced", evidence)
+
+
+def _unparsable(run: ScenarioRun) -> list[dict[str, Any]]:
+    """What the client sent that was no JSON-RPC message: `invalid` entries, and the HTTP
+    mock's unscripted refusals of a body it could not parse."""
+    refused = [
+        e for e in run.of_kind("refusal") if e.get("rule") == "unparsable" and not e.get("scripted")
+    ]
+    return [*run.of_kind("invalid"), *refused]
+
+
+def _anything_sent(run: ScenarioRun) -> list[Mapping[str, Any]]:
+    return [*run.client_messages(), *_unparsable(run)]
 
 
 @check(
@@ -169,17 +215,23 @@ def pagination(run: ScenarioRun) -> Verdict:
     level="MUST",
     spec="basic/index#messages",
     description="Every message the client sends is valid JSON-RPC and valid against the revision's schema",
+    trigger=trigger("the client sent something", _anything_sent),
+    # What the server could not read may have been the initialize or its notification:
+    # the handshake's failure is then a consequence of this check's defect, not a cause.
+    independent_of=(
+        "client.connect",
+        "lifecycle.initialize-first",
+        "lifecycle.initialized-notification",
+    ),
 )
 def messages_valid(run: ScenarioRun) -> Verdict:
-    invalid = run.of_kind("invalid")
-    if invalid:
+    unparsable = _unparsable(run)
+    if unparsable:
         return fail(
-            f"the client sent something that is not a JSON-RPC message: {invalid[0].get('reason')}",
-            invalid[:3],
+            f"the client sent something that is not a JSON-RPC message: {unparsable[0].get('reason')}",
+            unparsable[:3],
         )
     messages = run.client_messages()
-    if not messages:
-        return missing(run, "any client message")
     probes = dual_era_probes(run)  # valid 2026-07-28 messages, sent on purpose (LC-M3)
     for entry in messages:
         if entry in probes:
@@ -203,10 +255,15 @@ def _answered_method(run: ScenarioRun, entry: dict[str, Any]) -> str | None:
             e["kind"] == "message"
             and e["direction"] == "server"
             and "method" in m
-            and m.get("id") == message["id"]
+            and same_id(m.get("id"), message["id"])
         ):
             return str(m["method"])
     return None
+
+
+def _two_requests(run: ScenarioRun) -> list[Mapping[str, Any]]:
+    requests = run.requests()
+    return list(requests) if len(requests) >= 2 else []
 
 
 @check(
@@ -215,25 +272,22 @@ def _answered_method(run: ScenarioRun, entry: dict[str, Any]) -> str | None:
     level="MUST",
     spec="basic/index#requests",
     description="The client never reuses a request id (within the session; in 2026-07-28, among requests in flight)",
+    trigger=trigger("the client sent two or more requests", _two_requests),
 )
 def request_ids_unique(run: ScenarioRun) -> Verdict:
     requests = run.requests()
-    if len(requests) < 2:
-        return missing(run, "two or more client requests")
-    seen: dict[tuple[str, Any], dict[str, Any]] = {}
-    for entry in requests:
-        request_id = entry["message"]["id"]
-        key = (type(request_id).__name__, request_id)
-        if key in seen:
-            earlier = seen[key]
-            stateless_ok = (
-                run.revision == "2026-07-28"
-                and response_to(run, earlier) is not None
-                and (response_to(run, earlier) or {}).get("seq", 0) < entry["seq"]
-            )
-            if not stateless_ok:
-                return fail(f"request id {request_id!r} was used twice", [earlier, entry])
-        seen[key] = entry
+    for index, entry in enumerate(requests):
+        for earlier in requests[:index]:
+            if not same_id(earlier["message"]["id"], entry["message"]["id"]):
+                continue
+            # 2026-07-28 asks only that ids of requests in flight differ.
+            answer = response_to(run, earlier)
+            if not (
+                run.revision == "2026-07-28" and answer is not None and answer["seq"] < entry["seq"]
+            ):
+                return fail(
+                    f"request id {entry['message']['id']!r} was used twice", [earlier, entry]
+                )
     return passed(f"{len(requests)} requests, no id reused", requests[:3])
 
 
@@ -254,12 +308,6 @@ async def call_every_listed_tool(session: Session) -> None:
             await session.call("call_tool", name, arguments)
 
 
-def _server_result(run: ScenarioRun, sent: dict[str, Any]) -> dict[str, Any] | None:
-    response = response_to(run, sent)
-    result = response["message"].get("result") if response else None
-    return result if isinstance(result, dict) else None
-
-
 @check(
     "tools.content-types",
     requirements=["TL-2"],
@@ -268,17 +316,21 @@ def _server_result(run: ScenarioRun, sent: dict[str, Any]) -> dict[str, Any] | N
     description="Every content type of the revision (text, image, audio, resource_link, "
     "embedded text and blob resources) reaches the caller intact and in order",
     feature="tools",
+    trigger=_called("media"),
 )
 def content_types(run: ScenarioRun) -> Verdict:
-    operation, sent = first_operation(run, "call_tool", "media"), tool_calls(run, "media")
-    result = _server_result(run, sent[0]) if sent else None
-    if operation is None or result is None:
-        return missing(run, "an answered tools/call of media")
-    evidence = [sent[0], *op_evidence(operation)]
-    if not operation.ok or not isinstance(operation.value, dict):
-        return fail(f"the result was surfaced as an error: {operation.error}", evidence)
-    sent_content, surfaced = result.get("content"), operation.value.get("content")
-    if surfaced != sent_content:
+    call = answered_tool_call(run, "media")
+    if isinstance(call, Verdict):
+        return call
+    if call.result is None:
+        return missing(run, "a tools/call of media answered with a result")
+    sent_content, evidence = call.result.get("content"), call.evidence
+    if call.surfaced is None:
+        return hung_or_crashed(call.operation) or fail(
+            f"the result was surfaced as an error: {_error(call)}", evidence
+        )
+    surfaced = call.surfaced.get("content")
+    if not same_json(surfaced, sent_content):
         return fail(f"the content was altered: {surfaced!r}", evidence)
     kinds = ", ".join(str(c.get("type")) for c in sent_content or [] if isinstance(c, dict))
     return passed(f"every content item ({kinds}) was surfaced intact", evidence)
@@ -292,28 +344,46 @@ def content_types(run: ScenarioRun) -> Verdict:
     description="Non-ASCII text survives both ways: in tool arguments (as the server decodes "
     "them as UTF-8) and in the result surfaced to the caller",
     feature="tools",
+    # Bytes the server could not decode at all are `invalid` entries: the root cause
+    # jsonrpc.messages-valid, which blocks this check.
+    trigger=_called("echo"),
 )
 def utf8(run: ScenarioRun) -> Verdict:
-    invalid = run.of_kind("invalid")
-    if invalid:
-        return fail(
-            f"the server could not decode a client message: {invalid[0].get('reason')}", invalid[:2]
-        )
-    operation, sent = first_operation(run, "call_tool", "echo"), tool_calls(run, "echo")
-    if operation is None or not sent:
-        return missing(run, "a tools/call of echo")
-    evidence = [sent[0], *op_evidence(operation)]
-    argument = ((sent[0]["message"].get("params") or {}).get("arguments") or {}).get("text")
-    if argument != UTF8_TEXT:
+    call = tool_call(run, "echo")
+    assert call is not None  # the trigger
+    evidence = call.evidence
+    argument = ((call.request["message"].get("params") or {}).get("arguments") or {}).get("text")
+    if not same_json(argument, UTF8_TEXT):
         return fail(f"the argument arrived as {argument!r}, not {UTF8_TEXT!r}", evidence)
-    if response_to(run, sent[0]) is None:
+    if call.response is None or call.operation is None:
         return missing(run, "an answered tools/call of echo")
-    if not operation.ok or not isinstance(operation.value, dict):
-        return fail(f"the result was surfaced as an error: {operation.error}", evidence)
-    texts = [c.get("text") for c in operation.value.get("content") or [] if isinstance(c, dict)]
-    if texts != [UTF8_TEXT, UTF8_TEXT]:
+    if call.surfaced is None:
+        return hung_or_crashed(call.operation) or fail(
+            f"the result was surfaced as an error: {_error(call)}", evidence
+        )
+    texts = [c.get("text") for c in call.surfaced.get("content") or [] if isinstance(c, dict)]
+    if not same_json(texts, [UTF8_TEXT, UTF8_TEXT]):
         return fail(f"the non-ASCII result was altered: {texts!r}", evidence)
     return passed("non-ASCII text arrived intact at the server and back at the caller", evidence)
+
+
+def _listed(tool: str) -> Trigger:
+    """The server answered a tools/list with `tool` in it (the request and the answer)."""
+
+    def find(run: ScenarioRun) -> list[Mapping[str, Any]]:
+        found: list[Mapping[str, Any]] = []
+        for request in run.requests("tools/list"):
+            response = response_to(run, request)
+            tools = ((response or {}).get("message", {}).get("result") or {}).get("tools")
+            if response is not None and tool in _tool_names(tools):
+                found += [request, response]
+        return found
+
+    return trigger(f"the server listed the tool {tool!r}", find)
+
+
+def _surfaced_tools(listing: Operation) -> list[Any]:
+    return _tool_names((listing.value or {}).get("tools")) if listing.ok else []
 
 
 @check(
@@ -325,16 +395,31 @@ def utf8(run: ScenarioRun) -> Verdict:
     description="Unknown values at reserved _meta keys (io.modelcontextprotocol/..., "
     "...mcp...) in a tool and its result break nothing: the tool is listed and its result surfaced",
     feature="tools",
+    trigger=_listed("meta"),
 )
 def reserved_meta(run: ScenarioRun) -> Verdict:
-    operation, sent = first_operation(run, "call_tool", "meta"), tool_calls(run, "meta")
-    if operation is None or not sent or response_to(run, sent[0]) is None:
-        return missing(run, "an answered tools/call of meta")
-    evidence = [sent[0], *op_evidence(operation)]
-    if not operation.ok or not isinstance(operation.value, dict):
-        return fail(f"a result with reserved _meta keys was refused: {operation.error}", evidence)
-    texts = [c.get("text") for c in operation.value.get("content") or [] if isinstance(c, dict)]
-    if texts != ["meta ok"]:
+    listing = _listed("meta").find(run)[:2]
+    listed = run.operation("list_tools")
+    if listed is None:  # the client listed on its own, and was never asked
+        return missing(run, "a list_tools operation")
+    unreported = hung_or_crashed(listed)
+    if unreported is not None:
+        return unreported
+    if "meta" not in _surfaced_tools(listed):
+        return fail(
+            f"the tool with reserved _meta keys was not listed: {listed.error or listed.value}",
+            [*listing, listed.to_json()],
+        )
+    call = answered_tool_call(run, "meta")
+    if isinstance(call, Verdict):
+        return call
+    evidence = [*listing, *call.evidence]
+    if call.surfaced is None:
+        return hung_or_crashed(call.operation) or fail(
+            f"a result with reserved _meta keys was refused: {_error(call)}", evidence
+        )
+    texts = [c.get("text") for c in call.surfaced.get("content") or [] if isinstance(c, dict)]
+    if not same_json(texts, ["meta ok"]):
         return fail(f"the result's content was altered: {texts!r}", evidence)
     return passed("the tool with reserved _meta keys was listed, called and surfaced", evidence)
 
@@ -348,23 +433,42 @@ def reserved_meta(run: ScenarioRun) -> Verdict:
     description="A tool name outside [A-Za-z0-9_.-] (spaces, a slash, non-ASCII) is listed "
     "and called by exactly that name",
     feature="tools",
+    trigger=_listed(ODD_NAME),
 )
 def unusual_names(run: ScenarioRun) -> Verdict:
+    listing = _listed(ODD_NAME).find(run)[:2]
     listed = run.operation("list_tools")
-    if listed is None or not listed.ok:
-        return missing(run, "a successful list_tools")
-    names = [t.get("name") for t in (listed.value or {}).get("tools", []) if isinstance(t, dict)]
+    if listed is None:  # the client listed on its own, and was never asked
+        return missing(run, "a list_tools operation")
+    unreported = hung_or_crashed(listed)
+    if unreported is not None:
+        return unreported
+    names = _surfaced_tools(listed)
     if ODD_NAME not in names:
-        return warn(f"the tool {ODD_NAME!r} was not surfaced: {names!r}", op_evidence(listed))
-    operation, sent = first_operation(run, "call_tool", ODD_NAME), tool_calls(run, ODD_NAME)
-    if operation is None or not sent or response_to(run, sent[0]) is None:
         return warn(
-            f"the tool {ODD_NAME!r} could not be called by its name", op_evidence(listed, operation)
+            f"the tool {ODD_NAME!r} was not surfaced: {listed.error or names!r}",
+            [*listing, listed.to_json()],
         )
-    evidence = [sent[0], *op_evidence(operation)]
-    if not operation.ok:
-        return warn(f"calling {ODD_NAME!r} failed: {operation.error}", evidence)
-    return passed(f"{ODD_NAME!r} was listed and called by its exact name", evidence)
+    call = tool_call(run, ODD_NAME)
+    if call is None or call.response is None:
+        operation = first_operation(run, "call_tool", ODD_NAME)
+        return hung_or_crashed(operation) or warn(
+            f"the tool {ODD_NAME!r} could not be called by its name",
+            [*listing, *op_evidence(listed, operation)],
+        )
+    if call.surfaced is None:
+        return hung_or_crashed(call.operation) or warn(
+            f"calling {ODD_NAME!r} failed: {_error(call)}", [*listing, *call.evidence]
+        )
+    return passed(
+        f"{ODD_NAME!r} was listed and called by its exact name", [*listing, *call.evidence]
+    )
+
+
+def _typed_calls(run: ScenarioRun) -> list[Mapping[str, Any]]:
+    """The tools/call of typed-ok and typed-bad, when the client sent both."""
+    good, bad = tool_calls(run, "typed-ok"), tool_calls(run, "typed-bad")
+    return [good[0], bad[0]] if good and bad else []
 
 
 @check(
@@ -376,20 +480,28 @@ def unusual_names(run: ScenarioRun) -> Verdict:
     description="structuredContent that violates the tool's outputSchema is flagged to the "
     "caller; structuredContent that matches it is surfaced intact",
     feature="tools",
+    trigger=trigger("the client called typed-ok and typed-bad", _typed_calls),
 )
 def output_schema_validated(run: ScenarioRun) -> Verdict:
-    good, good_sent = first_operation(run, "call_tool", "typed-ok"), tool_calls(run, "typed-ok")
-    bad, bad_sent = first_operation(run, "call_tool", "typed-bad"), tool_calls(run, "typed-bad")
-    if good is None or bad is None or not good_sent or not bad_sent:
-        return missing(run, "tools/call of typed-ok and typed-bad")
-    if response_to(run, good_sent[0]) is None or response_to(run, bad_sent[0]) is None:
-        return missing(run, "answered tools/call of typed-ok and typed-bad")
-    evidence = [good_sent[0], bad_sent[0], *op_evidence(good, bad)]
-    if not good.ok or (good.value or {}).get("structuredContent") != {"x": 1, "y": 2}:
+    good, bad = answered_tool_call(run, "typed-ok"), answered_tool_call(run, "typed-bad")
+    if isinstance(good, Verdict):
+        return good
+    if isinstance(bad, Verdict):
+        return bad
+    evidence = [*good.evidence, *bad.evidence]
+    unreported = hung_or_crashed(good.operation) or hung_or_crashed(bad.operation)
+    if unreported is not None:
+        return unreported
+    valid = (good.result or {}).get("structuredContent")
+    surfaced = (good.surfaced or {}).get("structuredContent")
+    if good.surfaced is None or not same_json(surfaced, valid):
+        shown = _error(good) if good.surfaced is None else surfaced
         return warn(
-            "a structuredContent that matches its outputSchema was not surfaced intact", evidence
+            f"a structuredContent that matches its outputSchema was not surfaced intact: {shown!r}",
+            evidence,
         )
-    if bad.ok and (bad.value or {}).get("isError") is not True:
+    flagged = bad.surfaced is None or bad.surfaced.get("isError") is True
+    if not flagged:
         return warn(
             "a structuredContent violating the outputSchema was surfaced as valid", evidence
         )
@@ -413,36 +525,53 @@ async def list_call_and_list(session: Session) -> None:
     description="After notifications/tools/list_changed the tool list is fetched anew (on the "
     "client's own or when the application asks), never served from before the change",
     feature="tools",
+    trigger=server_sent("notifications/tools/list_changed"),
 )
 def relist_after_list_changed(run: ScenarioRun) -> Verdict:
-    notice = next(
-        (
-            e
-            for e in run.entries
-            if e["kind"] == "message"
-            and e.get("direction") == "server"
-            and e["message"].get("method") == "notifications/tools/list_changed"
-        ),
-        None,
-    )
-    listings = [o for o in run.operations if o.op == "list_tools"]
-    if notice is None or len(listings) < 2:
-        return missing(run, "a notifications/tools/list_changed, then a list_tools")
-    evidence = [notice, *op_evidence(listings[-1])]
-    if not listings[-1].ok:
-        return fail(f"listing the tools after list_changed failed: {listings[-1].error}", evidence)
+    # The spec binds the server (it SHOULD notify); for the client it means that a list
+    # asked for after the change is the new one. So that is judged, when one was asked for.
+    notice = server_sent("notifications/tools/list_changed").find(run)[0]
+    listing = _listing_after_change(run)
+    if listing is None:
+        return not_applicable("no tool list was asked for after list_changed", [notice])
+    unreported = hung_or_crashed(listing)
+    if unreported is not None:
+        return unreported
     again = [r for r in run.requests("tools/list") if r["seq"] > notice["seq"]]
     if not again:
         return warn(
             "the tools were not fetched again after list_changed: the list the application "
             "got is the one from before the change",
+            [notice, listing.to_json()],
+        )
+    answer = response_to(run, again[0])
+    if answer is None:
+        return missing(run, "an answer to the tools/list sent after list_changed")
+    evidence = [notice, again[0], answer, listing.to_json()]
+    fetched = _tool_names((answer["message"].get("result") or {}).get("tools"))
+    shown = _tool_names((listing.value or {}).get("tools")) if listing.ok else None
+    if not same_json(shown, fetched):
+        return warn(
+            f"the list fetched after list_changed was not surfaced: {listing.error or shown!r}",
             evidence,
         )
-    return passed("the tools were fetched again after list_changed", [notice, again[0]])
+    return passed("the tools were fetched again after list_changed and surfaced", evidence)
 
 
-def _task_param(entry: dict[str, Any]) -> Any:
-    return (entry["message"].get("params") or {}).get("task")
+def _listing_after_change(run: ScenarioRun) -> Operation | None:
+    """The list_tools the harness asked for after the call whose answer the notification
+    came ahead of (the drive's second listing)."""
+    ops = run.operations
+    call = next((i for i, o in enumerate(ops) if o.op == "call_tool"), len(ops))
+    return next((o for o in ops[call + 1 :] if o.op == "list_tools"), None)
+
+
+def _tool_names(tools: Any) -> list[Any]:
+    return [t.get("name") for t in tools or [] if isinstance(t, dict)]
+
+
+def _tasked(entry: Mapping[str, Any]) -> bool:
+    return "task" in (entry["message"].get("params") or {})
 
 
 @check(
@@ -455,49 +584,55 @@ def _task_param(entry: dict[str, Any]) -> Any:
     "or forbidden is never called as a task, and one whose taskSupport is required is called "
     "as a task (or refused by the client, which sends nothing)",
     feature="tools",
+    trigger=client_sent("tools/call"),
 )
 def task_augmentation(run: ScenarioRun) -> Verdict:
-    calls = {name: tool_calls(run, name) for name in ("plain", "forbidden", "required")}
-    refusal = _local_refusal(run, "required") if not calls["required"] else None
-    if refusal is not None:
-        calls.pop("required")
-    if not all(calls.values()):
-        absent = [name for name, sent in calls.items() if not sent]
-        return missing(run, f"tools/call of {', '.join(absent)}")
-    for name in ("plain", "forbidden"):
-        tasked = [e for e in calls[name] if "task" in (e["message"].get("params") or {})]
+    plain, forbidden = tool_calls(run, "plain"), tool_calls(run, "forbidden")
+    if not plain or not forbidden:
+        return missing(run, "tools/call of plain and forbidden")
+    for name, sent in (("plain", plain), ("forbidden", forbidden)):
+        tasked = [e for e in sent if _tasked(e)]
         if tasked:
+            why = "absent" if name == "plain" else name
+            return fail(f"{name} (taskSupport {why}) was called as a task", tasked[:1])
+    required = tool_calls(run, "required")
+    if required:
+        untasked = [e for e in required if not isinstance(_params(e).get("task"), dict)]
+        if untasked:
             return fail(
-                f"{name} (taskSupport {'absent' if name == 'plain' else name}) was called as a task",
-                tasked[:1],
+                "required (taskSupport required) was called without task augmentation",
+                untasked[:1],
             )
-    if refusal is not None:
         return passed(
-            "plain and forbidden were called without a task; the client refused to call "
-            f"required (taskSupport required) outside a task: {refusal.error}",
-            [calls["plain"][0], calls["forbidden"][0], *op_evidence(refusal)],
+            "only the tool that requires it was called as a task",
+            [plain[0], forbidden[0], required[0]],
         )
-    plain = [e for e in calls["required"] if not isinstance(_task_param(e), dict)]
-    if plain:
-        return fail(
-            "required (taskSupport required) was called without task augmentation", plain[:1]
+    # Not sent: a client that cannot run it as a task may refuse it (no breach of TL-9),
+    # if it reports so; a hang, a crash, a time-out or a transport failure is no refusal.
+    operation = first_operation(run, "call_tool", "required")
+    if operation is None:
+        return missing(run, "a call_tool of required")
+    unreported = hung_or_crashed(operation)
+    if unreported is not None:
+        return unreported
+    kind = (operation.error or {}).get("kind")
+    if operation.ok or kind in ("timeout", "transport"):
+        return blocked(
+            "client.call_tool",
+            f"call_tool(required) {'reported a result' if operation.ok else f'failed ({kind})'} "
+            "without sending tools/call",
+            [operation.to_json()],
         )
     return passed(
-        "only the tool that requires it was called as a task", [calls[n][0] for n in calls]
+        "plain and forbidden were called without a task; the client refused to call "
+        f"required (taskSupport required) outside a task: {operation.error}",
+        [plain[0], forbidden[0], operation.to_json()],
     )
 
 
-def _local_refusal(run: ScenarioRun, tool: str) -> Operation | None:
-    """The call of `tool` that the client refused itself, sending nothing (else None).
-
-    A client that cannot run a task-required tool as a task may refuse it: that is no
-    breach of TL-9. A time-out or a transport failure is no refusal.
-    """
-    operation = first_operation(run, "call_tool", tool)
-    if operation is None or operation.ok or tool_calls(run, tool):
-        return None
-    kind = (operation.error or {}).get("kind")
-    return operation if kind not in ("timeout", "transport") else None
+def _params(entry: Mapping[str, Any]) -> dict[str, Any]:
+    params = entry["message"].get("params")
+    return params if isinstance(params, dict) else {}
 
 
 @check(
@@ -509,12 +644,11 @@ def _local_refusal(run: ScenarioRun, tool: str) -> Operation | None:
     description="A server that did not declare tasks.requests.tools.call gets no task-augmented "
     "tools/call, whatever the tools' taskSupport",
     feature="tools",
+    trigger=client_sent("tools/call"),
 )
 def no_task_without_capability(run: ScenarioRun) -> Verdict:
     calls = run.requests("tools/call")
-    if not calls:
-        return missing(run, "a tools/call")
-    tasked = [e for e in calls if "task" in (e["message"].get("params") or {})]
+    tasked = [e for e in calls if _tasked(e)]
     if tasked:
         return fail(
             "a tools/call was task-augmented although the server declared no tasks", tasked[:1]

@@ -99,8 +99,11 @@ def _find_root_causes(run: ScenarioRun) -> list[RootCause]:
 
 def _failure(operation: Operation) -> str:
     error = operation.error or {}
-    if error.get("kind") == "timeout":
+    # The harness's bound expired: a hang. (A client's own time-out is a report, kind "timeout".)
+    if error.get("kind") == "hang":
         return f"hung: no answer within {operation.seconds:.1f} s"
+    if error.get("kind") == "crash":
+        return f"crashed: {error.get('message')}"
     return f"failed: {error.get('message')}"
 
 

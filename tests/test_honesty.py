@@ -29,7 +29,10 @@ class _Base:
     supports = frozenset()
 
 class Raising(_Base):
+    """Every method of the contract raises (prepare() is optional: it has none)."""
     def __getattr__(self, name):
+        if name == "prepare":
+            raise AttributeError(name)
         async def fail(*args, **kwargs):
             raise RuntimeError(f"{name} always raises")
         return fail
@@ -37,7 +40,10 @@ class Raising(_Base):
         raise RuntimeError("close raises too")
 
 class Hanging(_Base):
+    """Every method of the contract hangs (prepare() is optional: it has none)."""
     def __getattr__(self, name):
+        if name == "prepare":
+            raise AttributeError(name)
         async def hang(*args, **kwargs):
             await anyio.sleep_forever()
         return hang
@@ -50,6 +56,12 @@ class Idle(_Base):
         return {"tools": []}
     async def call_tool(self, name, arguments=None, **kwargs):
         return {"content": [{"type": "text", "text": "3"}], "isError": False}
+    async def close(self):
+        pass
+
+class HangingAtStart(_Base):
+    async def prepare(self):
+        await anyio.sleep_forever()
     async def close(self):
         pass
 
@@ -97,9 +109,16 @@ def _statuses(results: list[dict[str, object]]) -> dict[str, int]:
     return dict(Counter(str(r["status"]) for r in results))
 
 
-@pytest.mark.parametrize("client", ["Raising", "Hanging", "Idle"])
+@pytest.mark.parametrize(
+    ("client", "first_root"),
+    [
+        ("Raising", "client.connect"),
+        ("Hanging", "client.connect"),
+        ("Idle", "lifecycle.initialize-first"),  # "connected" without a word to the server
+    ],
+)
 def test_bad_client_passes_nothing_in_the_whole_suite(
-    pytester: pytest.Pytester, client: str
+    pytester: pytest.Pytester, client: str, first_root: str
 ) -> None:
     from harness._catalogue import CATALOGUE
     from harness.suite import SCENARIOS
@@ -120,9 +139,12 @@ def test_bad_client_passes_nothing_in_the_whole_suite(
     # The report leads with what to fix first: the root causes, then the summary.
     lines = result.stdout.lines
     heading = lines.index("mcp-testbench: root causes (fix these first):")
-    summary = next(i for i, line in enumerate(lines) if line.startswith("mcp-testbench: "))
-    assert heading == summary < len(lines) - 1
-    assert lines[heading + 1].startswith("  client.")
+    summary = next(
+        i for i, line in enumerate(lines) if line.startswith(f"mcp-testbench: {items} items")
+    )
+    assert heading + 1 < summary
+    assert all(" blocks " in line for line in lines[heading + 1 : summary])
+    assert lines[heading + 1].startswith(f"  {first_root} ")
     if client == "Hanging":
         blocked = [r for r in results if r["status"] == "BLOCKED"]
         assert blocked
@@ -142,6 +164,19 @@ def test_client_that_cannot_be_created_is_blocked_by_client_start(
     assert results
     assert {(r["status"], r.get("root")) for r in results} == {("BLOCKED", "client.start")}
     assert all("dependencies are missing" in str(r["reason"]) for r in results)
+    assert elapsed < 60
+
+
+def test_client_that_hangs_while_starting_is_blocked_by_client_start(
+    pytester: pytest.Pytester,
+) -> None:
+    result, results, elapsed = _run(
+        pytester, "--mcp-client=bad_clients:HangingAtStart", *ONE_SCENARIO
+    )
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    assert results
+    assert {(r["status"], r.get("root")) for r in results} == {("BLOCKED", "client.start")}
+    assert all("hung" in str(r["reason"]) for r in results)
     assert elapsed < 60
 
 

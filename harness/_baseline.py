@@ -7,8 +7,9 @@
 
 A key is a check id (every item of that check) or one item: `<scenario>-<revision>-
 <transport>::<check>`, the item's pytest node id without its `mcp-testbench::` prefix.
-Listed items are strict xfails: a listed failure is expected, a listed check that now
-passes fails the run (a stale entry: delete it), and so does a new failure. An entry that
+Listed items are strict xfails: a listed failure is expected (FAIL, or BLOCKED: a blocked
+item fails the run like a FAIL), a listed check that now passes fails the run (a stale
+entry: delete it), and so does a new failure. N/A and SKIP stay what they are. An entry that
 matches no collected item is reported, so typos do not hide.
 """
 

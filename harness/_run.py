@@ -65,6 +65,9 @@ class Operation:
     value: Any = None
     error: dict[str, Any] | None = None  # ClientError.to_json(), or a harness-made error
     seconds: float = 0.0
+    finished: bool = field(default=True, repr=False, compare=False)
+    """False while the client is in it: one the client never returned from (it blocked
+    its event loop) is a hang, not a success with no value."""
 
     @property
     def ok(self) -> bool:
@@ -183,7 +186,7 @@ class Session:
         kwargs: dict[str, Any],
         shown: dict[str, Any],
     ) -> Operation:
-        record = Operation(op, shown)
+        record = Operation(op, shown, finished=False)
         self.operations.append(record)
         method: Callable[..., Awaitable[Any]] = getattr(self.client, op)
         start = time.monotonic()
@@ -215,6 +218,7 @@ class Session:
                 "message": f"{type(exc).__name__}: {exc}",
             }
         record.seconds = time.monotonic() - start
+        record.finished = True
         return record
 
     async def connect(self) -> Operation:
@@ -374,6 +378,14 @@ def execute(
                 f"the client did not finish the scenario in time (it blocked for more than "
                 f"{op_timeout * _JOIN_BOUND:.0f} s, even to cancellation)"
             )
+            for operation in run.operations:
+                if not operation.finished:
+                    operation.error = {
+                        "kind": "hang",
+                        "code": None,
+                        "message": f"the client blocked in {operation.op} and never returned",
+                    }
+                    operation.seconds = time.monotonic() - started
         if transcript_path.exists():
             try:
                 run.transcript = read_transcript(transcript_path)
@@ -420,13 +432,18 @@ async def _drive(
         return
     prepare = getattr(client, "prepare", None)
     if prepare is not None:  # optional: a client that must start before it can say who it is
+        bound = None
         try:
-            with anyio.fail_after(op_timeout * 3):
+            with anyio.fail_after(op_timeout * 3) as bound:
                 await prepare()
         except Exception as exc:
-            run.harness_error = run.start_error = (
-                f"the client could not start: {type(exc).__name__}: {exc}"
+            hung = isinstance(exc, TimeoutError) and bound is not None and bound.cancel_called
+            why = (
+                f"hung: prepare() did not return within {op_timeout * 3:g} s"
+                if hung
+                else f"{type(exc).__name__}: {exc}"
             )
+            run.harness_error = run.start_error = f"the client could not start: {why}"
             run.diagnostics = str(getattr(client, "diagnostics", "") or "")
             with anyio.move_on_after(op_timeout, shield=True):
                 await client.close()

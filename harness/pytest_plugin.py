@@ -73,7 +73,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         type=float,
         default=10.0,
         metavar="SECONDS",
-        help="time a client may take for each operation (default 10); a hung client is a FAIL",
+        help="time a client may take for each operation (default 10); longer is a hang, never a pass",
     )
     group.addoption(
         "--mcp-baseline",
@@ -337,6 +337,10 @@ def _run_check(mcp_client_factory: Callable[[], McpClient], request: pytest.Fixt
     verdict = judge(item.mcp_check, run)
     item.mcp_verdict = verdict
     item.user_properties.append((_RESULT_PROPERTY, _result(item, run, verdict)))
+    # The same verdict as separate JUnit properties, for CI tools that read the XML.
+    item.user_properties += [("mcp_status", verdict.status.value), ("mcp_kind", verdict.kind)]
+    if verdict.root is not None:
+        item.user_properties.append(("mcp_root", verdict.root))
     if verdict.status.failing:
         raise McpCheckFailed(_explain(item, run, verdict))
     if verdict.status is Status.SKIP:
@@ -440,6 +444,7 @@ class _Recorder:
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         from harness._report import root_cause_lines, summary_line, write_reports
 
+        self._blocked_details(terminalreporter)
         for path in self.config.getoption("mcp_report") or []:
             write_reports(self.results, Path(path))
             terminalreporter.write_line(f"mcp-testbench: wrote {path}")
@@ -455,3 +460,14 @@ class _Recorder:
                 "correct or delete it",
                 yellow=True,
             )
+
+    def _blocked_details(self, terminalreporter: Any) -> None:
+        """What pytest's failures section shows for a FAIL, for the BLOCKED items: pytest
+        lists only its own "failed" category there."""
+        reports = terminalreporter.getreports("blocked")
+        if not reports or self.config.getoption("tbstyle", "auto") == "no":
+            return
+        terminalreporter.write_sep("=", "BLOCKED (not judged: a precondition failed)")
+        for report in reports:
+            terminalreporter.write_sep("_", report.head_line or report.nodeid, red=True)
+            terminalreporter.write_line(report.longreprtext)

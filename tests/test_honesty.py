@@ -1,7 +1,10 @@
-"""Honesty: clients that raise, hang, block, do nothing, or never start get FAIL, never PASS.
+"""Honesty: clients that raise, hang, block, do nothing, or never start get no PASS.
 
-"A check with no evidence is never a pass", in bounded time. Each case runs the real
-plugin (pytester) on one scenario with a short time-out, and reads the JSON report.
+"A check with no evidence is never a pass", in bounded time, anywhere: the bad clients
+run the WHOLE suite (every scenario, revision and transport) through the real plugin
+(pytester, pytest-xdist) with a short time-out; the run fails, no item passes, a hang is
+told as a hang, and the report leads with the root causes. The bounded-time cases run
+one scenario.
 """
 
 from __future__ import annotations
@@ -9,6 +12,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -25,7 +29,10 @@ class _Base:
     supports = frozenset()
 
 class Raising(_Base):
+    """Every method of the contract raises (prepare() is optional: it has none)."""
     def __getattr__(self, name):
+        if name == "prepare":
+            raise AttributeError(name)
         async def fail(*args, **kwargs):
             raise RuntimeError(f"{name} always raises")
         return fail
@@ -33,7 +40,10 @@ class Raising(_Base):
         raise RuntimeError("close raises too")
 
 class Hanging(_Base):
+    """Every method of the contract hangs (prepare() is optional: it has none)."""
     def __getattr__(self, name):
+        if name == "prepare":
+            raise AttributeError(name)
         async def hang(*args, **kwargs):
             await anyio.sleep_forever()
         return hang
@@ -49,6 +59,12 @@ class Idle(_Base):
     async def close(self):
         pass
 
+class HangingAtStart(_Base):
+    async def prepare(self):
+        await anyio.sleep_forever()
+    async def close(self):
+        pass
+
 class Blocking(_Base):
     """Blocks its event loop in synchronous code: even cancellation cannot reach it."""
     async def connect(self, target, options):
@@ -60,7 +76,8 @@ def broken_factory():
     raise ImportError("the client's dependencies are missing")
 '''
 
-FAST = [
+WHOLE_SUITE = ["--mcp-timeout=0.3", "-p", "no:cacheprovider", "-p", "xdist", "-n", "2"]
+ONE_SCENARIO = [
     "--mcp-revision=2025-11-25",
     "--mcp-transport=stdio",
     "-k",
@@ -72,14 +89,14 @@ FAST = [
 
 
 def _run(
-    pytester: pytest.Pytester, client: str, *extra: str
+    pytester: pytest.Pytester, client: str, *options: str
 ) -> tuple[pytest.RunResult, list[dict[str, object]], float]:
     pytester.makepyfile(bad_clients=BAD_CLIENTS)
     pytester.syspathinsert()
     report = pytester.path / "report.json"
     start = time.monotonic()
     result = pytester.runpytest_subprocess(
-        f"--mcp-client=bad_clients:{client}", *FAST, *extra, f"--mcp-report={report}", timeout=120
+        client, *options, f"--mcp-report={report}", "--tb=no", timeout=900
     )
     elapsed = time.monotonic() - start
     results = (
@@ -88,33 +105,98 @@ def _run(
     return result, results, elapsed
 
 
-@pytest.mark.parametrize("client", ["Raising", "Hanging", "Idle", "broken_factory"])
-def test_bad_client_fails_every_check(pytester: pytest.Pytester, client: str) -> None:
-    result, results, elapsed = _run(pytester, client)
+def _statuses(results: list[dict[str, object]]) -> dict[str, int]:
+    return dict(Counter(str(r["status"]) for r in results))
+
+
+@pytest.mark.parametrize(
+    ("client", "first_root"),
+    [
+        ("Raising", "client.connect"),
+        ("Hanging", "client.connect"),
+        ("Idle", "lifecycle.initialize-first"),  # "connected" without a word to the server
+    ],
+)
+def test_bad_client_passes_nothing_in_the_whole_suite(
+    pytester: pytest.Pytester, client: str, first_root: str
+) -> None:
+    from harness._catalogue import CATALOGUE
+    from harness.suite import SCENARIOS
+
+    items = sum(
+        1
+        for scenario in SCENARIOS
+        for revision, transport in scenario.matrix()
+        for check_id in scenario.checks
+        if CATALOGUE[check_id].applies(revision, transport)
+    )
+    result, results, _ = _run(pytester, f"--mcp-client=bad_clients:{client}", *WHOLE_SUITE)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
-    assert results, "no verdicts were reported"
-    assert {r["status"] for r in results} == {"FAIL"}, [(r["check"], r["status"]) for r in results]
+    assert len(results) == items, "every item of the suite has a verdict"
+    passing = [r["id"] for r in results if r["status"] == "PASS"]
+    assert not passing, f"{len(passing)} items passed: {passing[:20]}"
+    assert "SKIP" not in _statuses(results), "the client declares nothing: nothing is a SKIP"
+    # The report leads with what to fix first: the root causes, then the summary.
+    lines = result.stdout.lines
+    heading = lines.index("mcp-testbench: root causes (fix these first):")
+    summary = next(
+        i for i, line in enumerate(lines) if line.startswith(f"mcp-testbench: {items} items")
+    )
+    assert heading + 1 < summary
+    assert all(" blocks " in line for line in lines[heading + 1 : summary])
+    assert lines[heading + 1].startswith(f"  {first_root} ")
+    if client == "Hanging":
+        blocked = [r for r in results if r["status"] == "BLOCKED"]
+        assert blocked
+        assert all("hung" in str(r["reason"]) for r in blocked), {
+            str(r["reason"]) for r in blocked if "hung" not in str(r["reason"])
+        }
+        assert "hung" in lines[heading + 1]
+
+
+def test_client_that_cannot_be_created_is_blocked_by_client_start(
+    pytester: pytest.Pytester,
+) -> None:
+    result, results, elapsed = _run(
+        pytester, "--mcp-client=bad_clients:broken_factory", *ONE_SCENARIO
+    )
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    assert results
+    assert {(r["status"], r.get("root")) for r in results} == {("BLOCKED", "client.start")}
+    assert all("dependencies are missing" in str(r["reason"]) for r in results)
     assert elapsed < 60
 
 
-def test_blocking_client_fails_in_bounded_time(pytester: pytest.Pytester) -> None:
-    result, results, elapsed = _run(pytester, "Blocking", "--mcp-timeout=0.2")
-    assert result.ret == pytest.ExitCode.TESTS_FAILED
-    assert {r["status"] for r in results} == {"FAIL"}
-    assert any(
-        "did not finish" in str(r["reason"]) or "in time" in str(r["reason"]) for r in results
+def test_client_that_hangs_while_starting_is_blocked_by_client_start(
+    pytester: pytest.Pytester,
+) -> None:
+    result, results, elapsed = _run(
+        pytester, "--mcp-client=bad_clients:HangingAtStart", *ONE_SCENARIO
     )
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    assert results
+    assert {(r["status"], r.get("root")) for r in results} == {("BLOCKED", "client.start")}
+    assert all("hung" in str(r["reason"]) for r in results)
+    assert elapsed < 60
+
+
+def test_blocking_client_is_blocked_in_bounded_time(pytester: pytest.Pytester) -> None:
+    result, results, elapsed = _run(
+        pytester, "--mcp-client=bad_clients:Blocking", *ONE_SCENARIO, "--mcp-timeout=0.2"
+    )
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    assert results
+    assert {(r["status"], r.get("root")) for r in results} == {("BLOCKED", "client.connect")}
+    assert all("hung" in str(r["reason"]) for r in results)
     assert elapsed < 55
 
 
-def test_driver_that_exits_at_once_fails(pytester: pytest.Pytester) -> None:
+def test_driver_that_exits_at_once_is_blocked(pytester: pytest.Pytester) -> None:
     driver = pytester.path / "driver.py"
     driver.write_text("import sys\nsys.exit(3)\n", encoding="utf-8")
-    report = pytester.path / "report.json"
-    result = pytester.runpytest_subprocess(
-        f"--mcp-driver={sys.executable} {driver}", *FAST, f"--mcp-report={report}", timeout=120
-    )
+    result, results, _ = _run(pytester, f"--mcp-driver={sys.executable} {driver}", *ONE_SCENARIO)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
-    results = json.loads(report.read_text(encoding="utf-8"))["results"]
-    assert {r["status"] for r in results} == {"FAIL"}
-    assert "exited" in result.stdout.str()
+    assert results
+    roots = {(r["status"], r.get("root")) for r in results}
+    assert roots <= {("BLOCKED", "client.start"), ("BLOCKED", "client.connect")}, roots
+    assert all("exited" in str(r["reason"]) for r in results)

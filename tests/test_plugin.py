@@ -101,7 +101,7 @@ def test_client_and_driver_together_are_refused(pytester: pytest.Pytester) -> No
     assert "not both" in result.stderr.str()
 
 
-def test_missing_driver_fails_every_check_with_the_reason(pytester: pytest.Pytester) -> None:
+def test_missing_driver_blocks_every_check_with_the_reason(pytester: pytest.Pytester) -> None:
     report = pytester.path / "r.json"
     result = pytester.runpytest(
         "--mcp-driver=no-such-driver-binary --flag",
@@ -113,7 +113,10 @@ def test_missing_driver_fails_every_check_with_the_reason(pytester: pytest.Pytes
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     results = _results(report)
     assert results
-    assert {r["status"] for r in results} == {"FAIL"}
+    assert {(r["status"], r.get("root")) for r in results} <= {
+        ("BLOCKED", "client.start"),
+        ("BLOCKED", "client.connect"),
+    }
     assert "cannot start the driver 'no-such-driver-binary'" in result.stdout.str()
 
 
@@ -132,15 +135,18 @@ def test_reference_client_passes_narrow_run_with_reports(pytester: pytest.Pytest
     assert result.ret == 0, result.stdout.str()
     results = _results(json_report)
     assert results
-    assert {r["status"] for r in results} <= {"PASS", "SKIP"}
+    assert {r["status"] for r in results} <= {"PASS", "SKIP", "N/A"}
     assert any(r["status"] == "PASS" for r in results)
     assert "| tools.call-result |" in md_report.read_text(encoding="utf-8")
     assert "<table>" in html_report.read_text(encoding="utf-8")
     junit = (pytester.path / "junit.xml").read_text(encoding="utf-8")
     assert 'classname="mcp-testbench.tools-call-2025-11-25-stdio" name="tools.call-result"' in junit
-    assert result.stdout.lines[-2].startswith("mcp-testbench:") or any(
-        line.startswith(f"mcp-testbench: {len(results)} checks") for line in result.stdout.lines
-    )
+    summaries = [
+        line
+        for line in result.stdout.lines
+        if line.startswith(f"mcp-testbench: {len(results)} items")
+    ]
+    assert len(summaries) == 1
 
 
 def test_keyword_selection_and_exitfirst(pytester: pytest.Pytester) -> None:
@@ -274,3 +280,201 @@ def test_a_broken_script_fails_its_scenario_not_the_suite(
     result.stdout.fnmatch_lines(
         ["*the scenario's script is broken*no/such/script.json*no such file*"]
     )
+
+
+# -- every status, through pytest and every report -----------------------------------------------
+#
+# A conftest registers made-up checks, one per status, on one scenario of its own (a real
+# script, run by the reference client): what pytest, the summary, the reports and JUnit
+# make of each status, without depending on any real check's verdict.
+
+EVERY_STATUS = """
+import harness.suite
+from harness._catalogue import check
+from harness._run import Scenario
+from harness._triggers import client_sent
+from harness._verdicts import blocked, fail, passed, warn
+
+INITIALIZE = client_sent("initialize")
+COMMON = {"spec": "basic/lifecycle", "description": "made up for the test"}
+
+def _initialize(run):
+    return run.requests("initialize")
+
+@check("fake.pass", requirements=("F-1",), level="MUST", trigger=INITIALIZE, **COMMON)
+def _pass(run):
+    return passed("initialize was seen", _initialize(run))
+
+@check("fake.warn", requirements=("F-2",), level="SHOULD", trigger=INITIALIZE, **COMMON)
+def _warn(run):
+    return warn("a SHOULD was not met", _initialize(run))
+
+@check("fake.fail", requirements=("F-3",), level="MUST", trigger=INITIALIZE, **COMMON)
+def _fail(run):
+    return fail("the root defect", _initialize(run))
+
+@check("fake.blocked", requirements=("F-4",), level="MUST", trigger=INITIALIZE, **COMMON)
+def _blocked(run):
+    return blocked("fake.fail", "blocked by fake.fail: the root defect")
+
+@check("fake.na", requirements=("F-5",), level="MUST", trigger=client_sent("no/such/method"), **COMMON)
+def _not_applicable(run):
+    return fail("never judged: the trigger never arose")
+
+@check("fake.skip", requirements=("F-6",), level="MUST", trigger=INITIALIZE, feature="no-such-feature", **COMMON)
+def _skipped(run):
+    return fail("never judged: the client does not declare the feature")
+
+harness.suite.SCENARIOS = (
+    Scenario(
+        "fake",
+        "tools/pagination.json",
+        checks=("fake.pass", "fake.warn", "fake.fail", "fake.blocked", "fake.na", "fake.skip"),
+    ),
+)
+"""
+
+STATUSES = {
+    "fake.pass": ("PASS", "seen", None),
+    "fake.warn": ("WARN", "violation", None),
+    "fake.fail": ("FAIL", "violation", None),
+    "fake.blocked": ("BLOCKED", "blocked", "fake.fail"),
+    "fake.na": ("N/A", "not-applicable", None),
+    "fake.skip": ("SKIP", "declared", None),
+}
+SUMMARY = (
+    "mcp-testbench: 6 items of 6 checks for * 1 FAIL, 1 BLOCKED, 1 WARN, 1 PASS, 1 N/A, 1 SKIP"
+)
+ROOT_LINE = "fake.fail FAIL blocks 1 item: the root defect"
+
+
+def _every_status(pytester: pytest.Pytester, *extra: str) -> pytest.RunResult:
+    pytester.makeconftest(EVERY_STATUS)
+    return pytester.runpytest_subprocess(REFERENCE, *NARROW, *extra, timeout=300)
+
+
+def test_every_status_in_pytest_and_the_reports(pytester: pytest.Pytester) -> None:
+    json_report, md_report, html_report = (
+        pytester.path / f"r.{ext}" for ext in ("json", "md", "html")
+    )
+    result = _every_status(
+        pytester,
+        f"--mcp-report={json_report}",
+        f"--mcp-report={md_report}",
+        f"--mcp-report={html_report}",
+    )
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(
+        ["* 1 failed, 1 passed, 1 skipped, 1 warned, 1 blocked, 1 not applicable in *"]
+    )
+    out = result.stdout.str()
+    assert "root cause: fake.fail (fix that first; this check was not judged)" in out
+    result.stdout.fnmatch_lines(
+        ["mcp-testbench: root causes (fix these first):", f"  {ROOT_LINE}", SUMMARY]
+    )
+    assert (
+        len([line for line in result.stdout.lines if line.startswith("mcp-testbench: 6 items")])
+        == 1
+    )
+
+    by_check = {r["check"]: r for r in _results(json_report)}
+    assert {c: (r["status"], r["kind"], r.get("root")) for c, r in by_check.items()} == STATUSES
+    assert by_check["fake.na"]["reason"].endswith("this never happened in the run")
+
+    markdown = md_report.read_text(encoding="utf-8")
+    assert "## Root causes (fix these first)" in markdown
+    assert f"- {ROOT_LINE}" in markdown
+    assert "1 FAIL, 1 BLOCKED, 1 WARN, 1 PASS, 1 N/A, 1 SKIP" in markdown
+    assert markdown.index("## Root causes") < markdown.index("| check |")
+    cells = {line.split(" | ")[0].strip("| "): line.split(" | ")[-1].strip(" |") for line in markdown.splitlines() if line.startswith("| fake.")}  # fmt: skip
+    assert cells == {
+        "fake.pass": "PASS",
+        "fake.warn": "WARN",
+        "fake.fail": "FAIL",
+        "fake.blocked": "blkd",
+        "fake.na": "n/a",
+        "fake.skip": "skip",
+    }
+
+    page = html_report.read_text(encoding="utf-8")
+    assert f"<b>root cause</b> {ROOT_LINE}" in page
+    assert page.index("root cause") < page.index("<table>")
+    assert "1 FAIL, 1 BLOCKED, 1 WARN, 1 PASS, 1 N/A, 1 SKIP" in page
+
+
+def test_every_status_in_junit(pytester: pytest.Pytester) -> None:
+    import xml.etree.ElementTree as ET
+
+    result = _every_status(pytester, "--junitxml=junit.xml")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    cases = {
+        case.get("name"): case
+        for case in ET.parse(pytester.path / "junit.xml").getroot().iter("testcase")
+    }
+    assert set(cases) == set(STATUSES)
+
+    def properties(name: str) -> dict[str, str]:
+        return {p.get("name", ""): p.get("value", "") for p in cases[name].iter("property")}
+
+    for name, (status, kind, root) in STATUSES.items():
+        props = properties(name)
+        assert props["mcp_status"] == status
+        assert props["mcp_kind"] == kind
+        assert props.get("mcp_root") == root
+        assert f"'status': '{status}'" in props["mcp_result"]
+
+    blocked = cases["fake.blocked"].find("failure")
+    assert blocked is not None
+    assert blocked.get("message", "").startswith("BLOCKED fake.blocked")
+    failed = cases["fake.fail"].find("failure")
+    assert failed is not None
+    assert failed.get("message", "").startswith("FAIL fake.fail")
+    not_applicable = cases["fake.na"].find("skipped")
+    assert not_applicable is not None
+    assert not_applicable.get("message", "").startswith("N/A:")
+    skipped = cases["fake.skip"].find("skipped")
+    assert skipped is not None
+    assert "does not declare support for no-such-feature" in skipped.get("message", "")
+    for name in ("fake.pass", "fake.warn"):
+        assert not list(cases[name].iter("failure"))
+        assert not list(cases[name].iter("skipped"))
+
+
+def test_a_blocked_item_alone_fails_the_run(pytester: pytest.Pytester) -> None:
+    result = _every_status(pytester, "-k", "blocked")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    assert result.parseoutcomes() == {"blocked": 1, "deselected": 5}
+    result.stdout.fnmatch_lines(
+        ["*BLOCKED fake.blocked*", f"  {ROOT_LINE.replace('FAIL', 'not judged')}"]
+    )
+
+
+def test_not_applicable_and_skip_alone_pass_the_run(pytester: pytest.Pytester) -> None:
+    result = _every_status(pytester, "-k", "na or skip")
+    assert result.ret == pytest.ExitCode.OK
+    result.stdout.fnmatch_lines(["* 1 skipped, 4 deselected, 1 not applicable in *"])
+    result.stdout.fnmatch_lines(["mcp-testbench: 2 items of 2 checks for * 1 N/A, 1 SKIP"])
+
+
+def test_the_summary_is_printed_once_with_xdist(pytester: pytest.Pytester) -> None:
+    report = pytester.path / "r.json"
+    result = _every_status(pytester, "-n", "2", f"--mcp-report={report}")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    summaries = [line for line in result.stdout.lines if line.startswith("mcp-testbench: 6 items")]
+    assert len(summaries) == 1, result.stdout.str()
+    assert len([line for line in result.stdout.lines if line.strip() == ROOT_LINE]) == 1
+    assert len(_results(report)) == 6
+
+
+def test_baseline_expects_a_blocked_item_like_a_failure(pytester: pytest.Pytester) -> None:
+    base = _baseline(pytester, {"fake.blocked": "blocked until fake.fail is fixed"})
+    result = _every_status(pytester, "-k", "blocked", base)
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    assert result.parseoutcomes() == {"xfailed": 1, "deselected": 5}
+
+
+def test_baseline_entry_for_a_passing_fake_check_is_stale(pytester: pytest.Pytester) -> None:
+    base = _baseline(pytester, {"fake-2025-11-25-stdio::fake.pass": "was broken"})
+    result = _every_status(pytester, "-k", "pass", base)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    assert "XPASS(strict)" in result.stdout.str()

@@ -52,7 +52,9 @@ ANY = "*"
 @dataclass(frozen=True)
 class Pin:
     """The items of `check` (ANY: every check) at these revisions and transports, in
-    `scenario` (ANY: every scenario that has the check), have `status`."""
+    `scenario` (ANY: every scenario that has the check), have `status`: the verdict's
+    kind, not only its status ("FAIL", "WARN", "N/A", "SKIP", or "BLOCKED:<root cause>"),
+    so that a slide from a judged verdict into a vacuous one moves a pin."""
 
     status: str
     check: str
@@ -287,10 +289,10 @@ def _assert_pinned(
     assert all(c.startswith(client_name) for c in clients), clients
     changed = []
     for key, r in sorted(verdicts.items()):
-        if r["status"] != expected.get(key, "PASS"):
+        seen = _outcome(r)
+        if seen != expected.get(key, "PASS"):
             changed.append(
-                f"{'/'.join(key)}: pinned {expected.get(key, 'PASS')}, now {r['status']}: "
-                f"{r['reason']}"
+                f"{'/'.join(key)}: pinned {expected.get(key, 'PASS')}, now {seen}: {r['reason']}"
             )
             evidence = r.get("evidence")
             if isinstance(evidence, list):
@@ -300,8 +302,15 @@ def _assert_pinned(
         f"{client_name} ({', '.join(sorted(clients))}) changed verdicts; check the evidence, "
         "then update the pins here and docs/findings.md together:\n  " + "\n  ".join(changed)
     )
-    failing = any(status == "FAIL" for status in expected.values())
+    failing = any(status.partition(":")[0] in ("FAIL", "BLOCKED") for status in expected.values())
     assert result.ret == (pytest.ExitCode.TESTS_FAILED if failing else pytest.ExitCode.OK)
+
+
+def _outcome(result: dict[str, object]) -> str:
+    """A reported verdict as a pin states it (tests/_mutation.py `outcome`)."""
+    if result["status"] == "BLOCKED":
+        return f"BLOCKED:{result['root']}"
+    return str(result["status"])
 
 
 def _require(module: str, extra: str) -> None:

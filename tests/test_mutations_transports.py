@@ -573,3 +573,56 @@ def test_mutant_fails_exactly_its_checks(name: str) -> None:
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_reference_client_passes_the_same_runs(name: str) -> None:
     assert_reference_passes(CASES[name])
+
+
+# -- conditions that never arose: not applicable, never a pass -----------------------------------
+
+
+class _NoGetTransport(HttpTransport):
+    def listen(self) -> None:
+        pass  # the optional GET stream is never opened
+
+
+class NeverOpensGetStream(ReferenceClient):
+    """Opens no GET stream (it may: HT-6 makes it optional)."""
+
+    _http_transport = _NoGetTransport
+
+
+class _NoResumeTransport(HttpTransport):
+    async def _get(self, last_event_id: str | None) -> httpx.Response | None:
+        if last_event_id is not None:
+            return None  # never reconnects to resume a broken stream
+        return await super()._get(last_event_id)
+
+
+class NeverResumes(ReferenceClient):
+    """Never reconnects after a stream ends before its response (HT-7's SHOULD)."""
+
+    _http_transport = _NoResumeTransport
+
+
+# A check whose triggering condition a client never brings about is N/A: the GET checks
+# without a GET, the retry wait without a reconnection.
+NOT_TRIGGERED = {
+    "no-get-stream": Case(
+        NeverOpensGetStream,
+        ("http-get-405", "2025-11-25", "http"),
+        {"http.get-405-tolerated": "N/A"},
+    ),
+    "no-get-stream-on-tools": Case(
+        NeverOpensGetStream,
+        ("tools-call", "2025-06-18", "http"),
+        {"http.get-stream-accept": "N/A"},
+    ),
+    "never-resumes": Case(
+        NeverResumes,
+        ("http-resume-retry", "2025-11-25", "http"),
+        {"http.retry-honoured": "N/A", "http.resume-with-last-event-id": "WARN"},
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NOT_TRIGGERED))
+def test_a_condition_that_never_arose_is_not_applicable(name: str) -> None:
+    assert_mutant_fails_exactly(name, NOT_TRIGGERED[name])

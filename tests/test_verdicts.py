@@ -9,6 +9,7 @@ check that crashes or passes without its trigger is the harness's fault, never a
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -435,3 +436,21 @@ def test_every_check_declares_its_trigger() -> None:
 
     missing = sorted(c.id for c in CATALOGUE.values() if c.trigger is None)
     assert not missing, f"{len(missing)} checks declare no trigger: {', '.join(missing)}"
+
+
+def test_no_drive_waits_on_a_timer() -> None:
+    """Drives wait for transcript entries (Session.until), never for a fixed time: under
+    load a timer fires too early and turns a slow server into a "never happened"."""
+    import re
+
+    import harness.suite
+
+    folder = Path(harness.suite.__file__).parent
+    timers = re.compile(r"\b(anyio|asyncio|time)\.sleep\(|move_on_after\(\s*[0-9.]+\s*\)")
+    found = [
+        f"{path.name}:{number}: {line.strip()}"
+        for path in sorted(folder.glob("*.py"))
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if timers.search(line)
+    ]
+    assert not found, found

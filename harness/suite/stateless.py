@@ -1086,7 +1086,9 @@ SCENARIOS = [
     Scenario(
         "stateless-http-cancel",
         "stateless/http-cancel.json",
-        checks=("stateless.http-cancel-closes-stream", "features.cancel-races-survived"),
+        # Not features.cancel-races-survived: a client that cancels by closing the stream,
+        # as it should here, never sees the late response, so the race cannot arise.
+        checks=("stateless.http-cancel-closes-stream",),
         drive=cancel_and_race,
         description="2026 HTTP: a call that times out, a call the caller abandons, then a call "
         "that must work",

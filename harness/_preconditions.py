@@ -200,8 +200,16 @@ def failed_operation(run: ScenarioRun) -> RootCause | None:
     """The first operation that raised or hung, or the run's own failure (a scenario that
     did not finish in time): why a trigger might never have arisen."""
     for operation in run.operations:
-        expected = operation.deliberate or (
-            operation.op == "connect" and run.scenario.connect_may_fail
+        # An error the server answered (and the client surfaced) is an exchange that
+        # completed, like the calls a scenario makes to see errors surfaced.
+        answered = operation.op != "connect" and (operation.error or {}).get("kind") in (
+            "protocol",
+            "tool",
+        )
+        expected = (
+            answered
+            or operation.deliberate
+            or (operation.op == "connect" and run.scenario.connect_may_fail)
         )
         if not operation.ok and not expected:
             return RootCause(

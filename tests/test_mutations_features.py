@@ -706,7 +706,7 @@ CASES = {
         ("features-progress", "2025-03-26", "http"),
         {
             "features.progress-accepted": "FAIL",
-            "features.set-level-only-if-declared": "BLOCKED:client.call_tool",
+            "features.set-level-only-if-declared": "N/A",
         },
     ),
     "always-sets-level": Case(

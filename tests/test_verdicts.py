@@ -361,7 +361,7 @@ def test_trigger_absent_and_nothing_failed_is_not_applicable() -> None:
     assert "tools/call" in verdict.reason
 
 
-@pytest.mark.parametrize("kind", ["hang", "crash", "protocol"])
+@pytest.mark.parametrize("kind", ["hang", "crash", "transport"])
 def test_trigger_absent_after_a_failed_operation_is_blocked_by_it(kind: str) -> None:
     operations = [_connected(), Operation("call_tool", {"args": ["echo"]}, error=_error(kind))]
     verdict = judge(_check(_fails, trigger=CALL), _run(None, operations))
@@ -369,6 +369,17 @@ def test_trigger_absent_after_a_failed_operation_is_blocked_by_it(kind: str) -> 
     assert verdict.root == "client.call_tool"
     if kind == "hang":
         assert "hung" in verdict.reason
+
+
+@pytest.mark.parametrize("kind", ["protocol", "tool", "abandoned"])
+def test_trigger_absent_after_an_answered_or_deliberate_failure_is_not_applicable(
+    kind: str,
+) -> None:
+    """An error the server answered (surfaced as such) is a completed exchange, and a call
+    the drive abandoned is what it meant to do: neither kept the trigger from arising."""
+    operations = [_connected(), Operation("call_tool", {"args": ["echo"]}, error=_error(kind))]
+    verdict = judge(_check(_fails, trigger=CALL), _run(None, operations))
+    assert verdict.status is Status.NOT_APPLICABLE
 
 
 def test_trigger_absent_after_an_unfinished_run_is_blocked() -> None:

@@ -161,10 +161,10 @@ REQUIREMENTS: dict[str, Requirement] = {
         ),
         Requirement(
             "LOG",
-            "log notifications accepted at any time; setLevel only if declared (that part "
-            "only when a client sends setLevel, which the client contract cannot ask for yet: "
-            "partly judged)",
+            "log notifications accepted at any time; setLevel only if declared",
             ALL,
+            partly="setLevel is judged only when a client sends it on its own: the client "
+            "contract (driver protocol v1) cannot ask for it yet, so the check is N/A otherwise",
         ),
         Requirement(
             "RES",

@@ -132,6 +132,9 @@ def pytest_configure(config: pytest.Config) -> None:
     spec = config.getoption("mcp_client")
     if spec:
         config.stash[_STASH_FACTORY] = load_factory(spec)  # a bad MODULE:ATTR is a usage error now
+    driver = config.getoption("mcp_driver")
+    if driver and not hasattr(config, "workerinput"):  # once, in the controller
+        check_driver(driver, config.getoption("mcp_timeout"))
     for report in config.getoption("mcp_report") or []:
         if Path(report).suffix not in (".json", ".md", ".html"):
             raise pytest.UsageError(
@@ -179,6 +182,48 @@ def load_factory(spec: str) -> Callable[[], McpClient]:
     return factory
 
 
+def driver_argv(driver: str) -> list[str]:
+    """The driver command as argv, or a UsageError that says what to fix."""
+    try:
+        argv = shlex.split(driver)
+    except ValueError as exc:
+        raise pytest.UsageError(f"--mcp-driver {driver!r}: {exc}") from None
+    if not argv:
+        raise pytest.UsageError("--mcp-driver is empty: give the command that starts the driver")
+    return argv
+
+
+def check_driver(driver: str, timeout: float) -> None:
+    """Start the driver once, before any scenario, and read its hello: a driver that
+    cannot start, exits, prints garbage or never says hello is one clear error in
+    seconds, not a BLOCKED item per scenario after a wait each."""
+    import anyio
+
+    from harness.clients._contract import ClientError
+    from harness.clients._driver import DriverClient
+
+    client = DriverClient(driver_argv(driver), hello_timeout=max(timeout, 5.0))
+
+    async def start() -> None:
+        try:
+            await client.prepare()
+        finally:
+            # close() ends the process itself (stdin, SIGTERM, SIGKILL), each step bounded.
+            with anyio.move_on_after(30, shield=True):
+                await client.close()
+
+    try:
+        anyio.run(start)
+    except ClientError as exc:
+        stderr = "\n".join(f"    {line}" for line in client.diagnostics.splitlines()[-15:])
+        raise pytest.UsageError(
+            f"--mcp-driver {driver!r} does not work: {exc.message}.\n"
+            + (f"  its stderr (last lines):\n{stderr}\n" if stderr else "")
+            + "  A driver prints its hello line first (docs/driver-protocol.md); run the "
+            "command by hand to see what it does."
+        ) from None
+
+
 @pytest.fixture(scope="session")
 def mcp_client_factory(pytestconfig: pytest.Config) -> Callable[[], McpClient]:
     """What creates the client under test: one fresh client per scenario run.
@@ -192,14 +237,7 @@ def mcp_client_factory(pytestconfig: pytest.Config) -> Callable[[], McpClient]:
     if driver:
         from harness.clients._driver import DriverClient
 
-        try:
-            argv = shlex.split(driver)
-        except ValueError as exc:
-            raise pytest.UsageError(f"--mcp-driver {driver!r}: {exc}") from None
-        if not argv:
-            raise pytest.UsageError(
-                "--mcp-driver is empty: give the command that starts the driver"
-            )
+        argv = driver_argv(driver)
         return lambda: DriverClient(argv)
     raise pytest.UsageError(
         "no client to test: pass --mcp-client=MODULE:ATTR or --mcp-driver=CMD, "

@@ -191,12 +191,33 @@ def test_blocking_client_is_blocked_in_bounded_time(pytester: pytest.Pytester) -
     assert elapsed < 55
 
 
-def test_driver_that_exits_at_once_is_blocked(pytester: pytest.Pytester) -> None:
+BROKEN_DRIVERS = {
+    "exits at once": ("import sys\nsys.exit(3)\n", "exited (code 3)"),
+    "prints garbage": (
+        "import sys, time\nprint('Welcome to my driver!', flush=True)\ntime.sleep(60)\n",
+        "not a JSON line on the driver's stdout",
+    ),
+    "never says hello": ("import sys\nsys.stdin.read()\n", "no hello line"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BROKEN_DRIVERS))
+def test_a_broken_driver_is_one_clear_error_in_seconds(
+    pytester: pytest.Pytester, name: str
+) -> None:
+    """The driver is started once before any scenario: a broken one ends the run with one
+    usage error naming the problem, not a BLOCKED item (and a wait) per scenario."""
+    source, says = BROKEN_DRIVERS[name]
     driver = pytester.path / "driver.py"
-    driver.write_text("import sys\nsys.exit(3)\n", encoding="utf-8")
-    result, results, _ = _run(pytester, f"--mcp-driver={sys.executable} {driver}", *ONE_SCENARIO)
-    assert result.ret == pytest.ExitCode.TESTS_FAILED
-    assert results
-    roots = {(r["status"], r.get("root")) for r in results}
-    assert roots <= {("BLOCKED", "client.start"), ("BLOCKED", "client.connect")}, roots
-    assert all("exited" in str(r["reason"]) for r in results)
+    driver.write_text(source, encoding="utf-8")
+    start = time.monotonic()
+    result, results, _ = _run(
+        pytester, f"--mcp-driver={sys.executable} {driver}", "--mcp-timeout=1"
+    )
+    elapsed = time.monotonic() - start
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert not results
+    errors = result.stderr.str()
+    assert "does not work" in errors
+    assert says in errors
+    assert elapsed < 30

@@ -101,23 +101,10 @@ def test_client_and_driver_together_are_refused(pytester: pytest.Pytester) -> No
     assert "not both" in result.stderr.str()
 
 
-def test_missing_driver_blocks_every_check_with_the_reason(pytester: pytest.Pytester) -> None:
-    report = pytester.path / "r.json"
-    result = pytester.runpytest(
-        "--mcp-driver=no-such-driver-binary --flag",
-        *NARROW,
-        "-k",
-        "tools-call",
-        f"--mcp-report={report}",
-    )
-    assert result.ret == pytest.ExitCode.TESTS_FAILED
-    results = _results(report)
-    assert results
-    assert {(r["status"], r.get("root")) for r in results} <= {
-        ("BLOCKED", "client.start"),
-        ("BLOCKED", "client.connect"),
-    }
-    assert "cannot start the driver 'no-such-driver-binary'" in result.stdout.str()
+def test_missing_driver_is_a_usage_error_before_any_scenario(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest("--mcp-driver=no-such-driver-binary --flag", *NARROW)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "cannot start the driver 'no-such-driver-binary'" in result.stderr.str()
 
 
 def test_reference_client_passes_narrow_run_with_reports(pytester: pytest.Pytester) -> None:

@@ -348,6 +348,20 @@ def pytest_collection_modifyitems(
     items.extend(added)
 
 
+@pytest.hookimpl(optionalhook=True, tryfirst=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """Under pytest-xdist, the items of one scenario run go to one worker (as with
+    `--dist loadscope`), without any flag: a run is one mock server and one client
+    session, and its items are judged from it, so spreading them over workers would run
+    the scenario once per worker. Only xdist's default distribution is replaced; an
+    explicit other `--dist` mode is left as asked."""
+    if not _active(config) or config.getvalue("dist") != "load":
+        return None
+    from xdist.scheduler import LoadScopeScheduling  # type: ignore[import-untyped]
+
+    return LoadScopeScheduling(config, log)
+
+
 # -- running one check ------------------------------------------------------------------------
 
 

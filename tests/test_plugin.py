@@ -160,6 +160,38 @@ def test_xdist_runs_the_suite_and_reports_from_workers(pytester: pytest.Pytester
     assert len(_results(report)) == outcomes.get("passed", 0) + outcomes.get("skipped", 0)
 
 
+def test_xdist_runs_each_scenario_once_without_any_flag(pytester: pytest.Pytester) -> None:
+    """Plain `-n 2`: the items of one scenario run stay together on one worker, so the
+    client is created once per run, not once per worker that got one of its items."""
+    created = pytester.path / "created.txt"
+    pytester.makepyfile(
+        counting=f"""
+from pathlib import Path
+from harness.clients import ReferenceClient
+
+def make_client():
+    with Path({str(created)!r}).open("a") as log:
+        log.write("client\\n")
+    return ReferenceClient()
+"""
+    )
+    pytester.syspathinsert()
+    report = pytester.path / "r.json"
+    result = pytester.runpytest_subprocess(
+        "--mcp-client=counting:make_client",
+        *NARROW,
+        "-n",
+        "2",
+        "-k",
+        "tools",
+        f"--mcp-report={report}",
+    )
+    assert result.ret == 0, result.stdout.str()
+    runs = {(r["scenario"], r["revision"], r["transport"]) for r in _results(report)}
+    assert len(runs) > 2
+    assert created.read_text().count("client") == len(runs)
+
+
 def test_fixture_override_in_conftest(pytester: pytest.Pytester) -> None:
     pytester.makeconftest(
         """

@@ -24,6 +24,7 @@ from harness.suite import scenario
 
 __all__ = [
     "Case",
+    "all_blocked_by",
     "assert_mutant_fails_exactly",
     "assert_reference_passes",
     "outcome",
@@ -41,6 +42,22 @@ class Case:
     others PASS."""
     crashes: bool = False
     """The mutant's defect is to crash (raise something that is not a ClientError)."""
+
+
+def all_blocked_by(root: str, run: tuple[str, str, str], **outcomes: str) -> dict[str, str]:
+    """A precondition mutant's expectation: `outcomes` (the root's own FAIL, and any other
+    check the same defect breaks), PASS for the checks that declare themselves independent
+    of `root`, and BLOCKED by `root` for every other check of the run."""
+    scenario_id, revision, transport = run
+    expected = {}
+    for check_id in scenario(scenario_id).checks:
+        if not CATALOGUE[check_id].applies(revision, transport):
+            continue
+        if check_id in outcomes:
+            expected[check_id] = outcomes[check_id]
+        elif root not in CATALOGUE[check_id].independent_of:
+            expected[check_id] = f"BLOCKED:{root}"
+    return expected  # the checks left out must PASS
 
 
 def outcome(verdict: Verdict) -> str:

@@ -15,15 +15,19 @@ from typing import Any
 
 import anyio
 import pytest
-from _mutation import Case, assert_mutant_fails_exactly, assert_reference_passes, verdicts
+from _mutation import (
+    Case,
+    all_blocked_by,
+    assert_mutant_fails_exactly,
+    assert_reference_passes,
+    verdicts,
+)
 
-from harness._catalogue import CATALOGUE
 from harness._jsonrpc import ErrorObject, ErrorResponse, Request, RequestId
 from harness.clients import ClientError, ReferenceClient
 from harness.clients._contract import ConnectOptions, Target
 from harness.clients._ref_base import ServerError, StreamBrokenError
 from harness.clients._ref_http import HttpTransport
-from harness.suite import scenario
 
 # -- the mutants -------------------------------------------------------------------------------
 
@@ -263,18 +267,6 @@ class AbandonsWithoutClosing(ReferenceClient):
 # -- the expectations ----------------------------------------------------------------------------
 
 
-def _blocked_by(root: str, run: tuple[str, str, str]) -> dict[str, str]:
-    """The root check FAILs; every other check of the run is BLOCKED by it, but those
-    independent of it (other headers of the same requests), which are judged."""
-    scenario_id, revision, transport = run
-    return {
-        check: "FAIL" if check == root else f"BLOCKED:{root}"
-        for check in scenario(scenario_id).checks
-        if CATALOGUE[check].applies(revision, transport)
-        and root not in CATALOGUE[check].independent_of
-    }
-
-
 CASES = {
     "lists-without-capabilities": Case(
         ListsWithoutCapabilities,
@@ -285,7 +277,11 @@ CASES = {
         NoMcpMethodHeader,
         ("tools-call", "2026-07-28", "http"),
         # The mock refuses the tools/list without Mcp-Method (-32020): one root cause.
-        _blocked_by("stateless.standard-headers", ("tools-call", "2026-07-28", "http")),
+        all_blocked_by(
+            "stateless.standard-headers",
+            ("tools-call", "2026-07-28", "http"),
+            **{"stateless.standard-headers": "FAIL"},
+        ),
     ),
     "never-retries-version": Case(
         NeverRetriesVersion,

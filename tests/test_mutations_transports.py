@@ -15,9 +15,8 @@ from urllib.parse import urljoin, urlsplit
 import anyio
 import httpx
 import pytest
-from _mutation import Case, assert_mutant_fails_exactly, assert_reference_passes
+from _mutation import Case, all_blocked_by, assert_mutant_fails_exactly, assert_reference_passes
 
-from harness._catalogue import CATALOGUE
 from harness._jsonrpc import (
     ProtocolError,
     RequestId,
@@ -30,7 +29,6 @@ from harness.clients._contract import ConnectOptions, Target
 from harness.clients._ref_http import SSE, HttpTransport
 from harness.clients._ref_sse_legacy import SseLegacyTransport
 from harness.clients._ref_stdio import StdioTransport
-from harness.suite import scenario
 
 # -- the mutants -------------------------------------------------------------------------------
 
@@ -408,26 +406,10 @@ class AcceptsOnlyJson(ReferenceClient):
 # -- the expectations ----------------------------------------------------------------------------
 
 
-def _all_blocked_by(root: str, run: tuple[str, str, str], **outcomes: str) -> dict[str, str]:
-    """A precondition mutant's expectation: `outcomes` (the root's own FAIL), PASS for the
-    checks that declare themselves independent of `root`, and BLOCKED by `root` for every
-    other check of the run."""
-    scenario_id, revision, transport = run
-    expected = {}
-    for check_id in scenario(scenario_id).checks:
-        if not CATALOGUE[check_id].applies(revision, transport):
-            continue
-        if check_id in outcomes:
-            expected[check_id] = outcomes[check_id]
-        elif root not in CATALOGUE[check_id].independent_of:
-            expected[check_id] = f"BLOCKED:{root}"
-    return expected  # the checks left out must PASS
-
-
 def _precondition(
     mutant: Callable[[], Any], root: str, run: tuple[str, str, str], **outcomes: str
 ) -> Case:
-    return Case(mutant, run, _all_blocked_by(root, run, **{root: "FAIL", **outcomes}))
+    return Case(mutant, run, all_blocked_by(root, run, **{root: "FAIL", **outcomes}))
 
 
 CASES = {
@@ -504,7 +486,7 @@ CASES = {
         ("tools-call", "2024-11-05", "sse-legacy"),
         # The mock refuses the POSTs to the guessed URI (rule wrong-path): every check but
         # the one of the broken rule is blocked by it.
-        _all_blocked_by(
+        all_blocked_by(
             "sse-legacy.posts-to-endpoint",
             ("tools-call", "2024-11-05", "sse-legacy"),
             **{"sse-legacy.posts-to-endpoint": "FAIL"},
@@ -543,7 +525,7 @@ CASES = {
         PostsBesideTheEndpoint,
         ("tools-call", "2025-03-26", "http"),
         # The mock refuses the stray POST (rule wrong-path): blocked by the endpoint rule.
-        _all_blocked_by(
+        all_blocked_by(
             "http.one-message-per-post",
             ("tools-call", "2025-03-26", "http"),
             **{"http.one-message-per-post": "FAIL"},

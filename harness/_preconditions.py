@@ -22,7 +22,7 @@ from typing import Any
 from harness._jsonvalue import same_json
 from harness._run import Operation, ScenarioRun
 
-__all__ = ["RootCause", "describe", "failed_operation", "root_causes"]
+__all__ = ["RootCause", "failed_operation", "root_causes"]
 
 # Which check judges the rule behind each kind of refusal the HTTP mock records
 # (transcript `refusal` entries; mock_servers/_transcript.py lists the rules). A rule
@@ -220,7 +220,3 @@ def failed_operation(run: ScenarioRun) -> RootCause | None:
     if run.harness_error:
         return RootCause("client.run", run.harness_error)
     return None
-
-
-def describe(causes: Sequence[RootCause]) -> str:
-    return "; ".join(f"{c.id}: {c.reason}" for c in causes)

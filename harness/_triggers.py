@@ -13,6 +13,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from harness._jsonvalue import same_json
+
 if TYPE_CHECKING:
     from harness._run import ScenarioRun
 
@@ -48,13 +50,7 @@ def _params_match(message: Mapping[str, Any], params: Mapping[str, Any]) -> bool
         return True
     if not isinstance(got, dict):
         return False
-    return all(key in got and _same(got[key], value) for key, value in params.items())
-
-
-def _same(a: Any, b: Any) -> bool:
-    from harness._jsonvalue import same_json
-
-    return same_json(a, b)
+    return all(key in got and same_json(got[key], value) for key, value in params.items())
 
 
 def client_sent(method: str | None = None, /, **params: Any) -> Trigger:

@@ -15,7 +15,7 @@ itself failed (raised, hung, or reported a result it never asked the server for)
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 

@@ -103,19 +103,32 @@ class Operation:
 Entries = list[dict[str, Any]]
 
 
+# A Unix socket's path must fit in about 100 bytes (108 on Linux, 104 on macOS).
+_SOCKET_PATH_LIMIT = 100
+
+
 class TranscriptWatch:
     """Wakes a waiting drive when the mock records an entry, instead of a timer.
 
-    The mock's transcript pings the Unix datagram socket `<transcript>.notify` for every
-    entry it writes (mock_servers/_transcript.py); the watch binds that socket before the
-    mock starts, and re-reads the file on each ping until what it waits for is there.
+    The watch binds a Unix datagram socket before the mock starts and writes its path to
+    `<transcript>.notify`; the mock's transcript pings it for every entry it writes
+    (mock_servers/_transcript.py), and the watch re-reads the file on each ping until what
+    it waits for is there. The socket sits beside the transcript, or, when that path is
+    too long for a socket, in a folder of its own under the system's temporary folder.
     """
 
     def __init__(self, transcript_path: Path) -> None:
         self.path = transcript_path
+        self._own_folder: str | None = None
+        address = f"{transcript_path}.sock"
+        if len(os.fsencode(address)) > _SOCKET_PATH_LIMIT:
+            self._own_folder = tempfile.mkdtemp(prefix="mcptb-", dir=_short_temp_folder())
+            address = os.path.join(self._own_folder, "watch.sock")
+        self.address = address
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-        self.sock.bind(f"{transcript_path}{NOTIFY_SUFFIX}")
+        self.sock.bind(address)
         self.sock.setblocking(False)
+        Path(f"{transcript_path}{NOTIFY_SUFFIX}").write_text(address, encoding="utf-8")
 
     def entries(self) -> Entries:
         try:
@@ -136,8 +149,17 @@ class TranscriptWatch:
 
     def close(self) -> None:
         self.sock.close()
-        with contextlib.suppress(OSError):
-            os.unlink(f"{self.path}{NOTIFY_SUFFIX}")
+        for path in (self.address, f"{self.path}{NOTIFY_SUFFIX}"):
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+        if self._own_folder is not None:
+            with contextlib.suppress(OSError):
+                os.rmdir(self._own_folder)
+
+
+def _short_temp_folder() -> str:
+    """/tmp when it is there (short, whatever TMPDIR says), else the temporary folder."""
+    return "/tmp" if os.path.isdir("/tmp") else tempfile.gettempdir()
 
 
 class Session:

@@ -177,10 +177,12 @@ class Transcript:
 
 
 class _Notifier:
-    """Tells a watcher that the transcript grew: one datagram per entry to the Unix socket
-    `<transcript>.notify`, when the watcher made one before the server started (the
-    harness does, so that its waits wake on the entry they wait for, not on a timer).
-    Best effort: a full or gone socket drops the ping; the file is the record."""
+    """Tells a watcher that the transcript grew: one datagram per entry to a Unix socket,
+    when a watcher announced one before the server started, in the file
+    `<transcript>.notify` (which holds the socket's path: a socket path has a short length
+    limit, a transcript path does not). The harness does, so that its waits wake on the
+    entry they wait for, not on a timer. Best effort: a full or gone socket drops the ping;
+    the transcript file is the record."""
 
     def __init__(self, address: str) -> None:
         self.address = address
@@ -189,10 +191,13 @@ class _Notifier:
 
     @classmethod
     def for_transcript(cls, path: Path) -> _Notifier | None:
-        address = f"{path}{NOTIFY_SUFFIX}"
-        if not hasattr(socket, "AF_UNIX") or not os.path.exists(address):
+        if not hasattr(socket, "AF_UNIX"):
             return None
-        return cls(address)
+        try:
+            address = Path(f"{path}{NOTIFY_SUFFIX}").read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError):
+            return None
+        return cls(address) if address else None
 
     def ping(self) -> None:
         with contextlib.suppress(OSError):

@@ -3,8 +3,9 @@
 Each test runs the suite through the real plugin in a pytest subprocess (pytester), like a
 client author would (`pytest --mcp-client=...` / `--mcp-driver=...`), reads every verdict
 from the JSON report, and compares them with the verdicts pinned below: any change in a
-real client's verdicts (a new failure, a failure that is gone) fails the test. Every pinned
-FAIL or WARN is explained in docs/findings.md; update both together.
+real client's verdicts (a new failure, a failure that is gone, a judged verdict that became
+N/A or BLOCKED) fails the test. Every pinned verdict that is not a PASS is explained in
+docs/findings.md; update both together.
 
 Clients: the official Python SDK (`mcp`, mode="auto", what its users run), fastmcp, and
 the official TypeScript SDK through its example driver (needs
@@ -20,6 +21,7 @@ import os
 import shlex
 import shutil
 import signal
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -144,6 +146,33 @@ URL_MODE_DECLARED = (Pin("SKIP", "features.elicitation-undeclared-mode", ("2025-
 NO_SAMPLING_TOOLS = (Pin("SKIP", "features.sampling-tool-history-checked", ("2025-11-25",)),)
 
 
+# -- verdicts that are not judged (docs/findings.md, "Verdicts re-derived after the verdict
+# rules of issue 9"): each was a vacuous PASS before --------------------------------------------
+
+# N1: the client contract has no operation that asks a client to set a log level, and no
+# client sends logging/setLevel on its own: "only if the server declared logging" has
+# nothing to judge.
+NO_SET_LEVEL = (Pin("N/A", "features.set-level-only-if-declared", HANDSHAKE),)
+
+# N2: over 2026-07-28 Streamable HTTP a client cancels by closing the response stream and
+# sends no notifications/cancelled, so no response can arrive after one: the race the check
+# is about cannot happen.
+NO_LATE_RESPONSE_OVER_MODERN_HTTP = (
+    Pin(
+        "N/A",
+        "features.cancel-races-survived",
+        MODERN,
+        ("http",),
+        scenario="stateless-http-cancel",
+    ),
+)
+
+# N3: a client without 2026-07-28 (the TypeScript SDK) sends no server/discover probe, so no
+# handshake-era server ever refuses one: the fallback after a refused probe has nothing to
+# judge (its companion stateless.era-probe is a SKIP for such a client, R3).
+NO_ERA_PROBE = (Pin("N/A", "stateless.era-fallback", ("2025-11-25",)),)
+
+
 # docs/findings.md, "Verdicts under review" (questions about the checks; all resolved):
 # R1: a dual-era client's server/discover probe before initialize is what the 2026-07-28
 # revision asks of it (LC-M3), no breach of LC-1.
@@ -169,6 +198,8 @@ MCP_AUTO = (
     *F11,
     *URL_MODE_DECLARED,
     *NO_SAMPLING_TOOLS,
+    *NO_SET_LEVEL,
+    *NO_LATE_RESPONSE_OVER_MODERN_HTTP,
 )
 
 # fastmcp (built on the mcp SDK) gets the same verdicts; on its SSE transport it treats
@@ -185,6 +216,8 @@ TYPESCRIPT_SDK = (
     *F12,
     *F13,
     *NO_SAMPLING_TOOLS,
+    *NO_SET_LEVEL,
+    *NO_ERA_PROBE,
     *R3,
     Pin("SKIP", ANY, MODERN),
 )
@@ -242,8 +275,20 @@ def _run_suite(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, *client: str
 ) -> tuple[pytest.RunResult, dict[Key, dict[str, object]]]:
     """The full suite for one client, in a subprocess; its verdicts by item."""
-    # The run's temporary files (mock transcripts) stay under its own folder.
-    monkeypatch.setenv("TMPDIR", str(pytester.mkdir("scratch")))
+    # The run's temporary files (mock transcripts) stay under a folder of its own, with a
+    # short path: each run binds a Unix socket next to its transcript, and a socket path
+    # has room for about 100 bytes (pytester's folder, named after the test, is too long).
+    scratch = Path(tempfile.mkdtemp(prefix="mcp-e2e-"))
+    monkeypatch.setenv("TMPDIR", str(scratch))
+    try:
+        return _run_in(pytester, scratch, *client)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _run_in(
+    pytester: pytest.Pytester, scratch: Path, *client: str
+) -> tuple[pytest.RunResult, dict[Key, dict[str, object]]]:
     report = pytester.path / "report.json"
     result = pytester.runpytest_subprocess(
         *client,
@@ -260,7 +305,9 @@ def _run_suite(
         timeout=SUITE_BOUND,
     )
     deadline = time.monotonic() + 5.0
-    while (leaked := _leftovers(pytester.path)) and time.monotonic() < deadline:
+    while (leaked := _leftovers(pytester.path) + _leftovers(scratch)) and (
+        time.monotonic() < deadline
+    ):
         time.sleep(0.1)
     for pid, _ in leaked:  # ours (the run's children): end them, then say so
         with contextlib.suppress(ProcessLookupError):

@@ -154,19 +154,6 @@ NO_SAMPLING_TOOLS = (Pin("SKIP", "features.sampling-tool-history-checked", ("202
 # nothing to judge.
 NO_SET_LEVEL = (Pin("N/A", "features.set-level-only-if-declared", HANDSHAKE),)
 
-# N2: over 2026-07-28 Streamable HTTP a client cancels by closing the response stream and
-# sends no notifications/cancelled, so no response can arrive after one: the race the check
-# is about cannot happen.
-NO_LATE_RESPONSE_OVER_MODERN_HTTP = (
-    Pin(
-        "N/A",
-        "features.cancel-races-survived",
-        MODERN,
-        ("http",),
-        scenario="stateless-http-cancel",
-    ),
-)
-
 # N3: a client without 2026-07-28 (the TypeScript SDK) sends no server/discover probe, so no
 # handshake-era server ever refuses one: the fallback after a refused probe has nothing to
 # judge (its companion stateless.era-probe is a SKIP for such a client, R3).
@@ -199,7 +186,6 @@ MCP_AUTO = (
     *URL_MODE_DECLARED,
     *NO_SAMPLING_TOOLS,
     *NO_SET_LEVEL,
-    *NO_LATE_RESPONSE_OVER_MODERN_HTTP,
 )
 
 # fastmcp (built on the mcp SDK) gets the same verdicts; on its SSE transport it treats

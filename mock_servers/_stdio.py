@@ -557,7 +557,17 @@ class _StdioServer:
         if isinstance(message, Request) and outcome.delivery is not None:
             done = anyio.Event()
             self._schedule(outcome.actions, done)
-            self._work.start_soon(self._reply, message, outcome.delivery, done)
+            # A hang due right after this reply takes hold as the reply is written, not when
+            # the timeline gets to it: a quick client's next request must find it in force.
+            first = outcome.actions[0] if outcome.actions else None
+            hang = (
+                first.payload
+                if first is not None
+                and first.kind == "fault"
+                and first.payload.get("kind") == "hang"
+                else None
+            )
+            self._work.start_soon(self._reply, message, outcome.delivery, done, hang)
         else:
             self._schedule(outcome.actions, None)
 
@@ -576,11 +586,17 @@ class _StdioServer:
 
     # -- output -------------------------------------------------------------------------------
 
-    async def _reply(self, request: Request, delivery: Delivery, done: anyio.Event) -> None:
+    async def _reply(
+        self,
+        request: Request,
+        delivery: Delivery,
+        done: anyio.Event,
+        then_hang: Mapping[str, Any] | None = None,
+    ) -> None:
         try:
             response = await self._carry_out(request.id, delivery)
             if response is not None:
-                await self._write(response)
+                await self._write(response, then_hang=then_hang)
         finally:
             done.set()
 
@@ -643,7 +659,12 @@ class _StdioServer:
                 race.start_soon(eof)
         return answered
 
-    async def _write(self, value: Message | Mapping[str, Any] | list[Any]) -> None:
+    async def _write(
+        self,
+        value: Message | Mapping[str, Any] | list[Any],
+        *,
+        then_hang: Mapping[str, Any] | None = None,
+    ) -> None:
         as_json = value.to_json() if not isinstance(value, (Mapping, list)) else value
         text = encode(value)
         async with self._write_lock:
@@ -655,6 +676,14 @@ class _StdioServer:
             # Recorded before the write: a quick client's answer must not precede it.
             self.transcript.record("message", direction="server", message=as_json, channel="stdio")
             await self._send_bytes(text.encode("utf-8") + b"\n")
+            if then_hang is not None:
+                # Still under the lock: nothing else is written before the hang holds (the
+                # timeline, which would have carried it out, finds it done).
+                self.transcript.record("fault", fault=dict(then_hang))
+                self.transcript.record(
+                    "note", text="the server hangs: it answers nothing from now on"
+                )
+                self._hung = True
 
     async def _write_raw(self, data: bytes) -> None:
         async with self._write_lock:

@@ -19,6 +19,7 @@ from typing import Any
 import anyio
 import pytest
 from _mutation import outcome, run_case
+from test_mutations import ConnectsIdly, NoInitializedNotification
 
 from harness._catalogue import CATALOGUE
 from harness._judging import judge
@@ -110,21 +111,6 @@ class GarbageFirst(ReferenceClient):
         await super()._send(message, limit)
 
 
-class NoInitializedNotification(ReferenceClient):
-    """LC-4: never sends notifications/initialized."""
-
-    async def _send(self, message: Mapping[str, Any], limit: float | None = None) -> None:
-        if message.get("method") != "notifications/initialized":
-            await super()._send(message, limit)
-
-
-class SkipsInitialize(ReferenceClient):
-    """LC-1: reports a connection without ever sending initialize."""
-
-    async def connect(self, target: Target, options: ConnectOptions) -> dict[str, Any]:
-        return {"protocolVersion": options.protocol_version, "serverInfo": {"name": "?"}}
-
-
 class ConnectRaises(ReferenceClient):
     """Crashes in connect (not a ClientError)."""
 
@@ -205,7 +191,7 @@ DEFECTS: dict[str, Defect] = {
         NoInitializedNotification, HANDSHAKE_STDIO, "lifecycle.initialized-notification"
     ),
     "connected without initialize": Defect(
-        SkipsInitialize, HANDSHAKE_STDIO, "lifecycle.initialize-first"
+        ConnectsIdly, HANDSHAKE_STDIO, "lifecycle.initialize-first"
     ),
     "connect raises": Defect(ConnectRaises, TOOLS_STDIO, "client.connect"),
     "connect hangs": Defect(ConnectHangs, TOOLS_HTTP, "client.connect"),

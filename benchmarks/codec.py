@@ -22,8 +22,7 @@ from typing import Any
 
 import jsonschema
 
-from harness._jsonrpc import classify, parse
-from harness._schemas import schema_document, validate
+from harness.protocol import classify, parse, schema_document, validate
 
 REVISION = "2025-11-25"
 

@@ -5,7 +5,9 @@ The public API is what `__all__` lists; modules whose names start with `_` are p
 
 from __future__ import annotations
 
-from harness._jsonrpc import (
+from harness.protocol import (
+    LATEST,
+    REVISIONS,
     Batch,
     ErrorObject,
     ErrorResponse,
@@ -15,11 +17,11 @@ from harness._jsonrpc import (
     Request,
     RequestId,
     Response,
+    Revision,
     classify,
     encode,
     parse,
 )
-from harness._revisions import LATEST, REVISIONS, Revision
 
 __all__ = [
     "LATEST",

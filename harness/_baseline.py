@@ -21,8 +21,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 __all__ = ["Baseline", "BaselineError"]
 
 _PREFIX = "mcp-testbench::"
@@ -60,20 +58,16 @@ class Baseline:
         short = nodeid.removeprefix(_PREFIX)
         return self.entries.get(short, self.entries.get(check_id))
 
-    def mark(self, items: Iterable[pytest.Item]) -> list[str]:
-        """Mark listed items as strict xfails; return the entries that matched nothing."""
+    def match(self, node_ids: Iterable[tuple[str, str]]) -> tuple[dict[str, str], list[str]]:
+        """For (node id, check id) pairs: the reason of each listed item, by node id, and
+        the entries that matched nothing. The plugin marks the listed items."""
         used: set[str] = set()
-        for item in items:
-            check_id = item.name
-            reason = self.reason_for(item.nodeid, check_id)
+        reasons: dict[str, str] = {}
+        for nodeid, check_id in node_ids:
+            reason = self.reason_for(nodeid, check_id)
             if reason is None:
                 continue
-            used.add(
-                item.nodeid.removeprefix(_PREFIX)
-                if item.nodeid.removeprefix(_PREFIX) in self.entries
-                else check_id
-            )
-            item.add_marker(
-                pytest.mark.xfail(reason=f"baseline: {reason}", strict=True, raises=Exception)
-            )
-        return sorted(set(self.entries) - used)
+            short = nodeid.removeprefix(_PREFIX)
+            used.add(short if short in self.entries else check_id)
+            reasons[nodeid] = reason
+        return reasons, sorted(set(self.entries) - used)

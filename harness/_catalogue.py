@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from harness._revisions import REVISIONS
+from harness.protocol import REVISIONS
 
 if TYPE_CHECKING:
     from harness._run import ScenarioRun

@@ -11,9 +11,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from harness._revisions import REVISIONS
-from mock_servers._script import ScriptError, load_script
-from mock_servers._version import package_version
+from harness.protocol import REVISIONS
+from mock_servers import ScriptError, load_script, package_version
 
 __all__ = ["main"]
 
@@ -154,14 +153,14 @@ def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if args.stdio:
         if args.sse_legacy or args.allow_remote:
             parser.error("--sse-legacy and --allow-remote go with --http, not --stdio")
-        from mock_servers._stdio import main as stdio_main
+        from mock_servers.stdio import main as stdio_main
 
         argv = [str(args.script), "--revision", revision]
         if args.transcript is not None:
             argv += ["--transcript", str(args.transcript)]
         return stdio_main(argv)
 
-    from mock_servers._http import serve_http
+    from mock_servers.http import serve_http
 
     host, port = args.http
     transport = "sse-legacy" if args.sse_legacy else "http"

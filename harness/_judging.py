@@ -19,9 +19,9 @@ from typing import Any
 
 from harness._catalogue import Check
 from harness._preconditions import failed_operation, root_causes
-from harness._revisions import REVISIONS
 from harness._run import ScenarioRun
 from harness._verdicts import Status, Verdict, blocked, not_applicable, skip
+from harness.protocol import REVISIONS
 
 __all__ = ["judge", "not_judged"]
 

@@ -19,8 +19,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from harness._jsonvalue import same_json
 from harness._run import Operation, ScenarioRun
+from harness.protocol import same_json
 
 __all__ = ["RootCause", "failed_operation", "root_causes"]
 

@@ -25,7 +25,6 @@ from typing import Any
 
 import anyio
 
-from harness._revisions import REVISIONS, transports_for
 from harness.clients._contract import (
     ClientError,
     ClientEvent,
@@ -37,9 +36,8 @@ from harness.clients._contract import (
     StdioTarget,
     Target,
 )
-from mock_servers._fixtures import fixtures_root
-from mock_servers._script import Script, load_script
-from mock_servers._transcript import NOTIFY_SUFFIX, read_transcript
+from harness.protocol import REVISIONS, transports_for
+from mock_servers import NOTIFY_SUFFIX, Script, fixtures_root, load_script, read_transcript
 
 __all__ = ["Operation", "Scenario", "ScenarioRun", "Session", "execute"]
 
@@ -359,7 +357,7 @@ class ScenarioRun:
 
 def _target(transport: str, script_path: Path, revision: str, transcript: Path, url: str) -> Target:
     if transport == "stdio":
-        from mock_servers._stdio import stdio_command
+        from mock_servers.stdio import stdio_command
 
         # Appending: a client that restarts a crashed server (ST-5) spawns this command
         # again, and the checks need both processes in the one transcript.
@@ -487,7 +485,7 @@ async def _drive(
     server = None
     try:
         if run.transport != "stdio":
-            from mock_servers._http import HttpMockServer
+            from mock_servers.http import HttpMockServer
 
             server = HttpMockServer(
                 script,

@@ -1,19 +1,19 @@
 """`mcp-testbench run`: the conformance suite through pytest, then the matrix on stdout.
 
-pytest runs in a scratch directory with an empty configuration, so that the settings of
-whatever project the command is run from (its conftest, its warning filters) cannot change
-the verdicts.
+pytest runs in its own process (`python -m pytest`), in a scratch directory with an empty
+configuration, so that the settings of whatever project the command is run from (its
+conftest, its warning filters) cannot change the verdicts, and so that only the plugin
+imports pytest (a layer contract in .importlinter).
 """
 
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
-
-import pytest
 
 from harness._report import matrix, summary_line
 
@@ -46,9 +46,6 @@ def run_suite(
             "-p",
             "no:cacheprovider",
             "-q",
-            # harness is imported before pytest starts (this command is part of it).
-            "-W",
-            "ignore::pytest.PytestAssertRewriteWarning",
             f"--mcp-timeout={timeout}",
             "--mcp-report",
             str(results_file),
@@ -66,7 +63,7 @@ def run_suite(
         # The scratch folder as the only path: nothing is collected from the working
         # directory, only the suite the plugin adds.
         args += [*extra, str(folder)]
-        code = int(pytest.main(args))
+        code = subprocess.run([sys.executable, "-m", "pytest", *args], check=False).returncode
         if results_file.exists():
             results = json.loads(results_file.read_text(encoding="utf-8"))["results"]
             print_matrix(results)

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from harness._jsonvalue import same_json
+from harness.protocol import same_json
 
 if TYPE_CHECKING:
     from harness._run import ScenarioRun

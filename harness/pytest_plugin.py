@@ -104,7 +104,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if not _active(config):
         return
     from harness._catalogue import TRANSPORTS
-    from harness._revisions import REVISIONS
+    from harness.protocol import REVISIONS
 
     for revision in _split(config.getoption("mcp_revision")):
         if revision not in REVISIONS:
@@ -253,7 +253,7 @@ class McpSuite(pytest.Collector):
 
     def collect(self) -> Iterator[pytest.Item | pytest.Collector]:
         from harness.suite import SCENARIOS
-        from mock_servers._script import ScriptError
+        from mock_servers import ScriptError
 
         revisions = set(_split(self.config.getoption("mcp_revision")))
         transports = set(_split(self.config.getoption("mcp_transport")))
@@ -344,7 +344,16 @@ def pytest_collection_modifyitems(
     added = list(session.genitems(suite))
     baseline = config.stash[_STASH_BASELINE]
     if baseline is not None:
-        config.stash[_STASH_UNMATCHED] = baseline.mark(added)
+        reasons, config.stash[_STASH_UNMATCHED] = baseline.match(
+            (item.nodeid, item.name) for item in added
+        )
+        for item in added:
+            if item.nodeid in reasons:
+                item.add_marker(
+                    pytest.mark.xfail(
+                        reason=f"baseline: {reasons[item.nodeid]}", strict=True, raises=Exception
+                    )
+                )
     items.extend(added)
 
 

@@ -20,7 +20,7 @@ from typing import Any, Final, Literal
 from hypothesis import strategies as st
 from jsonschema.validators import validator_for
 
-from harness._jsonrpc import (
+from harness.protocol import (
     INVALID_REQUEST,
     PARSE_ERROR,
     ErrorObject,
@@ -218,7 +218,7 @@ def malformed_jsonrpc() -> st.SearchStrategy[tuple[bytes, int]]:
 
 # --- MCP messages from the project's schemas ------------------------------------------
 #
-# `mcp_messages` draws messages that the project's own schemas (harness/schemas/) accept,
+# `mcp_messages` draws messages that the project's own schemas (harness/protocol/schemas/) accept,
 # for any revision and either direction. `schema_values` draws values of one definition of
 # any JSON Schema document written with the keywords the MCP schemas use (ours and the
 # official ones), which is what the schema cross-check tests need.
@@ -519,7 +519,7 @@ def schema_values(document: Mapping[str, Any], definition: str) -> st.SearchStra
 
 @functools.cache
 def _our_document(revision: str) -> Mapping[str, Any]:
-    from harness._schemas import schema_document
+    from harness.protocol import schema_document
 
     return schema_document(revision)
 
@@ -531,10 +531,10 @@ def mcp_messages(
 
     Requests and notifications of that direction and, where the peer sends requests,
     result and error responses. With `method`, only requests or notifications of that
-    method. Every message drawn passes `harness._schemas.validate` (results are checked
+    method. Every message drawn passes `harness.protocol.validate` (results are checked
     against the direction's result union, as no request method is known).
     """
-    from harness._schemas import validate
+    from harness.protocol import validate
 
     document = _our_document(revision)
     table = document["x-mcp"]

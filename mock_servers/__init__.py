@@ -1,7 +1,26 @@
-"""Scriptable MCP mock servers (stdio and Streamable HTTP), usable without pytest."""
+"""Scriptable MCP mock servers (stdio and Streamable HTTP), usable without pytest.
+
+The package's face: scripts (`load_script`, `Script`, `ScriptError`), transcripts
+(`read_transcript`) and the shipped fixtures (`fixtures_root`). The servers themselves are
+`mock_servers.stdio` and `mock_servers.http`, imported on demand (the HTTP one brings in
+Starlette and uvicorn). The package builds on `harness.protocol` only.
+"""
 
 from __future__ import annotations
 
 from mock_servers._fixtures import fixtures_root
+from mock_servers._script import Script, ScriptError, load_script, parse_script
+from mock_servers._transcript import NOTIFY_SUFFIX, Transcript, read_transcript
+from mock_servers._version import package_version
 
-__all__ = ["fixtures_root"]
+__all__ = [
+    "NOTIFY_SUFFIX",
+    "Script",
+    "ScriptError",
+    "Transcript",
+    "fixtures_root",
+    "load_script",
+    "package_version",
+    "parse_script",
+    "read_transcript",
+]

@@ -22,7 +22,7 @@ from typing import Any
 
 import anyio
 
-from harness._jsonrpc import (
+from harness.protocol import (
     INVALID_PARAMS,
     METHOD_NOT_FOUND,
     ErrorObject,
@@ -32,8 +32,8 @@ from harness._jsonrpc import (
     Request,
     RequestId,
     Response,
+    is_stateless,
 )
-from harness._revisions import is_stateless
 from mock_servers._patterns import match
 from mock_servers._script import Script, Step, complete_stateless_result
 from mock_servers._transcript import Transcript

@@ -28,7 +28,7 @@ import anyio
 from starlette.applications import Starlette
 from starlette.routing import Route
 
-from harness._jsonrpc import (
+from harness.protocol import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
@@ -41,10 +41,10 @@ from harness._jsonrpc import (
     Request,
     RequestId,
     Response,
+    batches_allowed,
     encode,
     parse,
 )
-from harness._revisions import batches_allowed
 from mock_servers._engine import (
     UNSUPPORTED_PROTOCOL_VERSION,
     Action,

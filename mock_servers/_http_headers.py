@@ -14,7 +14,7 @@ import binascii
 from collections.abc import Mapping
 from urllib.parse import urlsplit
 
-from harness._jsonrpc import Request
+from harness.protocol import Request
 from mock_servers._engine import META_PROTOCOL_VERSION
 
 __all__ = ["HEADER_MISMATCH", "decode_header_value", "header_mismatch", "loopback_origin"]

@@ -20,7 +20,7 @@ from typing import Any, Literal
 import anyio
 from anyio.abc import TaskGroup
 
-from harness._jsonrpc import RequestId
+from harness.protocol import RequestId
 from mock_servers._engine import Engine
 from mock_servers._http_wire import Exchange, SseItem, render_item
 from mock_servers._transcript import Transcript

@@ -17,8 +17,7 @@ from typing import Any, Literal
 
 import anyio
 
-from harness._jsonrpc import encode
-from harness._sse import SSEEvent, encode_event
+from harness.protocol import SSEEvent, encode, encode_event
 from mock_servers._transcript import Transcript
 
 __all__ = [

@@ -2,7 +2,7 @@
 
 One form for every data file keeps diffs reviewable and makes "is this file hand-edited
 into a different shape?" a mechanical check:
-`python -m mock_servers._jsonfiles --check fixtures harness/schemas`.
+`python -m mock_servers._jsonfiles --check fixtures harness/protocol/schemas`.
 """
 
 from __future__ import annotations

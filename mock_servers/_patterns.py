@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from harness.protocol import json_type
+
 __all__ = ["OPERATORS", "Mismatch", "is_operator", "match"]
 
 OPERATORS = frozenset({"$present", "$absent", "$type", "$regex", "$any", "$contains"})
@@ -49,22 +51,6 @@ def _show(value: Any) -> str:
         return "nothing (member absent)"
     text = json.dumps(value, ensure_ascii=False, sort_keys=True)
     return text if len(text) <= 60 else text[:57] + "..."
-
-
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
 
 
 @lru_cache(maxsize=256)
@@ -96,10 +82,10 @@ def match(pattern: Any, value: Any, pointer: str = "") -> list[Mismatch]:
         for index, (sub, item) in enumerate(zip(pattern, value, strict=True)):
             found += match(sub, item, f"{pointer}/{index}")
         return found
-    if _json_type(pattern) in ("integer", "number") and _json_type(value) in ("integer", "number"):
+    if json_type(pattern) in ("integer", "number") and json_type(value) in ("integer", "number"):
         equal = pattern == value
     else:
-        equal = _json_type(pattern) == _json_type(value) and pattern == value
+        equal = json_type(pattern) == json_type(value) and pattern == value
     return [] if equal else [Mismatch(pointer, _show(pattern), _show(value))]
 
 
@@ -118,7 +104,7 @@ def _match_operator(pattern: dict[str, Any], value: Any, pointer: str) -> list[M
         elif value is _MISSING:
             found.append(Mismatch(pointer, f"{op} {_show(arg)}", _show(value)))
         elif op == "$type":
-            actual = _json_type(value)
+            actual = json_type(value)
             if actual != arg and not (arg == "number" and actual == "integer"):
                 found.append(
                     Mismatch(pointer, f"a value of type {arg}", f"{actual} {_show(value)}")

@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 import jsonschema
 
-from harness._revisions import HANDSHAKE_REVISIONS, REVISIONS, is_stateless
+from harness.protocol import HANDSHAKE_REVISIONS, REVISIONS, is_stateless
 from mock_servers._patterns import OPERATORS, is_operator
 
 __all__ = [
@@ -407,7 +407,7 @@ def _check_pattern(script: Script, pattern: Any, pointer: str) -> None:
 
 
 def _check_conformance(script: Script) -> None:
-    from harness._schemas import validate  # deferred: loading MCP schemas is not free
+    from harness.protocol import validate  # deferred: loading MCP schemas is not free
 
     for step in script.steps:
         for revision in script.revisions:

@@ -55,7 +55,7 @@ import anyio.lowlevel
 from anyio.abc import ByteReceiveStream, ByteSendStream, TaskGroup, TaskStatus
 from anyio.from_thread import BlockingPortal
 
-from harness._jsonrpc import (
+from harness.protocol import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
     PARSE_ERROR,
@@ -66,10 +66,10 @@ from harness._jsonrpc import (
     ProtocolError,
     Request,
     RequestId,
+    batches_allowed,
     encode,
     parse,
 )
-from harness._revisions import batches_allowed
 from mock_servers._engine import Action, Delivery, Engine, Outcome
 from mock_servers._script import Script, ScriptError, load_script
 from mock_servers._transcript import Transcript

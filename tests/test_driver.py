@@ -38,10 +38,10 @@ from harness.clients import (
 from harness.clients._contract import Target
 from harness.clients._driver import DriverClient
 from mock_servers._fixtures import fixtures_root
-from mock_servers._http import HttpMockServer
 from mock_servers._script import load_script
 from mock_servers._stdio import stdio_command
 from mock_servers._transcript import read_transcript
+from mock_servers.http import HttpMockServer
 
 pytestmark = pytest.mark.anyio
 

@@ -30,7 +30,7 @@ import pytest
 
 from harness._catalogue import CATALOGUE
 from harness._report import format_evidence
-from harness._revisions import HANDSHAKE_REVISIONS
+from harness.protocol import HANDSHAKE_REVISIONS
 from harness.suite import SCENARIOS
 
 pytest_plugins = ["pytester"]

@@ -7,7 +7,7 @@ from typing import Any
 import anyio
 import pytest
 
-from harness._jsonrpc import (
+from harness.protocol import (
     Batch,
     ErrorResponse,
     Message,

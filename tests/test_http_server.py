@@ -1,4 +1,4 @@
-"""Tests for the HTTP mock server (mock_servers._http): its effect on the wire.
+"""Tests for the HTTP mock server (mock_servers.http): its effect on the wire.
 
 Most tests run the app in-process through StreamingASGITransport (no sockets); the
 real-client tests and the runner tests use uvicorn on 127.0.0.1. Synchronisation is by
@@ -24,12 +24,12 @@ import pytest
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
-from harness._jsonrpc import encode
-from harness._sse import SSEEvent, SSEParser
+from harness.protocol import SSEEvent, SSEParser, encode
 from harness.strategies import json_values, jsonrpc_messages
 from mock_servers import fixtures_root
 from mock_servers._asgi_transport import StreamingASGITransport
-from mock_servers._http import (
+from mock_servers._script import Script, load_script, parse_script
+from mock_servers.http import (
     AsyncHttpMockServer,
     HttpMock,
     HttpMockServer,
@@ -38,7 +38,6 @@ from mock_servers._http import (
     mock_of,
     serve_http,
 )
-from mock_servers._script import Script, load_script, parse_script
 
 pytestmark = pytest.mark.anyio
 
@@ -1281,7 +1280,7 @@ async def test_serve_http_announces_its_url_and_stops_on_ctrl_c() -> None:
     code = (
         "import sys\n"
         "from mock_servers._script import load_script\n"
-        "from mock_servers._http import serve_http\n"
+        "from mock_servers.http import serve_http\n"
         "serve_http(load_script(sys.argv[1]), '127.0.0.1', 0, revision='2025-11-25',"
         " ready=lambda url: print(url, flush=True))\n"
     )

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, note
 from hypothesis import strategies as st
 
-from harness._jsonrpc import (
+from harness.protocol import (
     INVALID_REQUEST,
     PARSE_ERROR,
     Batch,

@@ -15,9 +15,9 @@ import anyio
 import pytest
 from _mutation import Case, assert_mutant_fails_exactly, verdicts
 
-from harness._jsonrpc import ErrorResponse, Notification, Request, RequestId, Response
 from harness.clients import ClientError, ReferenceClient
 from harness.clients._ref_http import HttpTransport
+from harness.protocol import ErrorResponse, Notification, Request, RequestId, Response
 
 # -- the mutants -------------------------------------------------------------------------------
 

@@ -23,11 +23,11 @@ from _mutation import (
     verdicts,
 )
 
-from harness._jsonrpc import ErrorObject, ErrorResponse, Request, RequestId
 from harness.clients import ClientError, ReferenceClient
 from harness.clients._contract import ConnectOptions, Target
 from harness.clients._ref_base import ServerError, StreamBrokenError
 from harness.clients._ref_http import HttpTransport
+from harness.protocol import ErrorObject, ErrorResponse, Request, RequestId
 
 # -- the mutants -------------------------------------------------------------------------------
 

@@ -17,18 +17,19 @@ import httpx
 import pytest
 from _mutation import Case, all_blocked_by, assert_mutant_fails_exactly, assert_reference_passes
 
-from harness._jsonrpc import (
-    ProtocolError,
-    RequestId,
-    decode_json,
-    encode,
-)
-from harness._sse import SSEEvent, SSEParser
 from harness.clients import ClientError, ReferenceClient
 from harness.clients._contract import ConnectOptions, Target
 from harness.clients._ref_http import SSE, HttpTransport
 from harness.clients._ref_sse_legacy import SseLegacyTransport
 from harness.clients._ref_stdio import StdioTransport
+from harness.protocol import (
+    ProtocolError,
+    RequestId,
+    SSEEvent,
+    SSEParser,
+    decode_json,
+    encode,
+)
 
 # -- the mutants -------------------------------------------------------------------------------
 

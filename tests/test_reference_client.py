@@ -725,8 +725,8 @@ def _mock_client(script: str | dict[str, Any], revision: str) -> tuple[Reference
     """A client for an in-process HTTP mock of a fixture (or an inline script): no sockets."""
     from mock_servers import fixtures_root
     from mock_servers._asgi_transport import StreamingASGITransport
-    from mock_servers._http import create_app, mock_of
     from mock_servers._script import load_script, parse_script
+    from mock_servers.http import create_app, mock_of
 
     loaded = load_script(fixtures_root() / script) if isinstance(script, str) else None
     app = create_app(loaded or parse_script(script), revision=revision)

@@ -49,12 +49,13 @@ from jsonschema.protocols import Validator
 from referencing import Registry
 from referencing.jsonschema import DRAFT7, DRAFT202012
 
-from harness import _schema_source
-from harness._jsonrpc import classify
-from harness._revisions import HANDSHAKE_REVISIONS, REVISIONS
-from harness._schemas import (
+from harness.protocol import (
+    HANDSHAKE_REVISIONS,
+    REVISIONS,
     Direction,
     Violation,
+    _schema_source,
+    classify,
     definition_names,
     schema_document,
     validate,
@@ -830,7 +831,7 @@ def test_ours_stricter_where_the_spec_says_so(
 
 def test_generated_files_are_up_to_date() -> None:
     stale = _schema_source.stale_files()
-    assert stale == [], f"run `python -m harness._schema_source --write`: stale {stale}"
+    assert stale == [], f"run `python -m harness.protocol._schema_source --write`: stale {stale}"
 
 
 def test_check_entry_point_reports_stale_files(

@@ -1,4 +1,4 @@
-"""Tests for harness._sse: the WHATWG event-stream rules, the writer, and properties."""
+"""Tests for the SSE codec (harness.protocol): the WHATWG event-stream rules, the writer, and properties."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, note
 from hypothesis import strategies as st
 
-from harness._sse import SSEEvent, SSEParser, encode_event, encode_events, parse_all
+from harness.protocol import SSEEvent, SSEParser, encode_event, encode_events, parse_all
 
 BOM = b"\xef\xbb\xbf"
 

@@ -28,7 +28,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
-from harness._jsonrpc import ErrorResponse, Response, classify
+from harness.protocol import ErrorResponse, Response, classify
 from harness.strategies import json_values, jsonrpc_messages
 from mock_servers._fixtures import fixtures_root
 from mock_servers._stdio import MAX_LINE_BYTES, oversized_line

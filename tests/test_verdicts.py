@@ -15,9 +15,7 @@ from typing import Any
 import pytest
 
 from harness._catalogue import TRANSPORTS, Check
-from harness._jsonvalue import same_json
 from harness._judging import judge
-from harness._revisions import REVISIONS
 from harness._run import Operation, Scenario, ScenarioRun
 from harness._triggers import Trigger, asked, client_sent
 from harness._verdicts import (
@@ -30,6 +28,7 @@ from harness._verdicts import (
     skip,
     warn,
 )
+from harness.protocol import REVISIONS, same_json
 
 REVISION = "2025-11-25"  # a revision with the initialize handshake
 ENTRY = {"seq": 1, "t": 0.0, "kind": "message", "direction": "client", "message": {}}

@@ -17,8 +17,8 @@ from typing import Any, Protocol
 import anyio
 from anyio.abc import TaskGroup
 
-from harness._jsonrpc import ErrorObject, ErrorResponse, ProtocolError, RequestId, parse
 from harness.clients._contract import ClientError
+from harness.protocol import ErrorObject, ErrorResponse, ProtocolError, RequestId, parse
 
 __all__ = [
     "MODERN_ERRORS",

@@ -16,8 +16,6 @@ from typing import Any
 import anyio
 import httpx
 
-from harness._jsonrpc import RequestId, encode
-from harness._sse import SSEParser
 from harness.clients._contract import ClientError
 from harness.clients._ref_base import (
     BackgroundTasks,
@@ -26,6 +24,7 @@ from harness.clients._ref_base import (
     StreamBrokenError,
     http_error,
 )
+from harness.protocol import RequestId, SSEParser, encode
 
 __all__ = ["HttpTransport", "header_value", "modern_headers", "param_headers"]
 

@@ -13,11 +13,10 @@ from urllib.parse import urljoin, urlsplit
 import anyio
 import httpx
 
-from harness._jsonrpc import RequestId, encode
-from harness._sse import SSEParser
 from harness.clients._contract import ClientError
 from harness.clients._ref_base import BackgroundTasks, Sink, http_error
 from harness.clients._ref_http import SSE, close_response, content_type, open_response
+from harness.protocol import RequestId, SSEParser, encode
 
 __all__ = ["SseLegacyTransport"]
 

@@ -12,9 +12,9 @@ from typing import Any
 import anyio
 from anyio.abc import Process
 
-from harness._jsonrpc import RequestId, encode
 from harness.clients._contract import ClientError, StdioTarget
 from harness.clients._ref_base import BackgroundTasks, Sink
+from harness.protocol import RequestId, encode
 
 __all__ = ["StdioTransport"]
 

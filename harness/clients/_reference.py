@@ -24,27 +24,6 @@ import httpx
 from jsonschema import Draft202012Validator, SchemaError, ValidationError, validators
 from referencing.exceptions import Unresolvable
 
-from harness._jsonrpc import (
-    INVALID_PARAMS,
-    METHOD_NOT_FOUND,
-    Batch,
-    ErrorObject,
-    ErrorResponse,
-    Notification,
-    ProtocolError,
-    Request,
-    RequestId,
-    Response,
-    classify,
-    decode_json,
-)
-from harness._revisions import (
-    HANDSHAKE_REVISIONS,
-    REVISIONS,
-    STATELESS_REVISIONS,
-    batches_allowed,
-    is_stateless,
-)
 from harness.clients._contract import (
     FEATURES,
     ClientError,
@@ -68,6 +47,25 @@ from harness.clients._ref_base import (
 from harness.clients._ref_http import HttpTransport, ParamHeaders, modern_headers, param_headers
 from harness.clients._ref_sse_legacy import SseLegacyTransport
 from harness.clients._ref_stdio import StdioTransport
+from harness.protocol import (
+    HANDSHAKE_REVISIONS,
+    INVALID_PARAMS,
+    METHOD_NOT_FOUND,
+    REVISIONS,
+    STATELESS_REVISIONS,
+    Batch,
+    ErrorObject,
+    ErrorResponse,
+    Notification,
+    ProtocolError,
+    Request,
+    RequestId,
+    Response,
+    batches_allowed,
+    classify,
+    decode_json,
+    is_stateless,
+)
 
 __all__ = ["ReferenceClient"]
 

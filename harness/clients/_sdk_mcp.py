@@ -33,7 +33,6 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import anyio
 
-from harness._revisions import REVISIONS
 from harness.clients._contract import (
     ClientError,
     ClientEvent,
@@ -44,6 +43,7 @@ from harness.clients._contract import (
     StdioTarget,
     Target,
 )
+from harness.protocol import REVISIONS
 
 if TYPE_CHECKING:
     import mcp

@@ -7,11 +7,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from harness._jsonvalue import same_json
 from harness._judging import not_judged
 from harness._run import Operation, ScenarioRun
 from harness._triggers import trigger
 from harness._verdicts import Verdict, blocked, passed
+from harness.protocol import same_json
 
 __all__ = [
     "HANDSHAKE",

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from harness._revisions import REVISIONS
+from harness.protocol import REVISIONS
 
 __all__ = ["REQUIREMENTS", "Requirement"]
 

@@ -11,12 +11,11 @@ from typing import Any
 import anyio
 
 from harness._catalogue import check
-from harness._jsonvalue import same_json
 from harness._run import Entries, Operation, Scenario, ScenarioRun, Session
-from harness._schemas import validate_definition
 from harness._triggers import Trigger, client_sent, server_sent, trigger
 from harness._verdicts import Status, Verdict, fail, not_applicable, passed, skip, warn
 from harness.clients._contract import Handlers
+from harness.protocol import same_json, validate_definition
 from harness.suite._evidence import (
     HANDSHAKE,
     STATELESS,

@@ -6,11 +6,10 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from harness._catalogue import check
-from harness._jsonvalue import same_json
 from harness._run import Scenario, ScenarioRun, Session
-from harness._schemas import validate
 from harness._triggers import asked, client_sent, trigger
 from harness._verdicts import Verdict, fail, not_applicable, passed, skip, warn
+from harness.protocol import same_json, validate
 from harness.suite._evidence import (
     HANDSHAKE,
     INITIALIZE_ANSWERED,

@@ -13,10 +13,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from harness._catalogue import check
-from harness._jsonvalue import same_json
 from harness._run import Operation, Scenario, ScenarioRun, Session
 from harness._triggers import client_sent, trigger
 from harness._verdicts import Verdict, fail, passed, warn
+from harness.protocol import same_json
 from harness.suite._evidence import hung_or_crashed, missing, op_evidence, response_to, same_id
 
 __all__ = ["SCENARIOS"]

@@ -10,11 +10,11 @@ from typing import Any
 import anyio
 
 from harness._catalogue import check
-from harness._jsonvalue import same_json
 from harness._run import Operation, Scenario, ScenarioRun, Session
 from harness._triggers import Trigger, client_sent, trigger
 from harness._verdicts import Verdict, fail, passed, skip, warn
 from harness.clients._contract import Handlers
+from harness.protocol import same_json
 from harness.suite._evidence import (
     STATELESS,
     body_messages,

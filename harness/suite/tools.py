@@ -10,11 +10,10 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from harness._catalogue import check
-from harness._jsonvalue import same_json
 from harness._run import Operation, Scenario, ScenarioRun, Session
-from harness._schemas import validate
 from harness._triggers import Trigger, client_sent, server_sent, trigger
 from harness._verdicts import Verdict, blocked, fail, not_applicable, passed, warn
+from harness.protocol import same_json, validate
 from harness.suite._evidence import (
     ToolCall,
     answered_tool_call,

@@ -21,12 +21,12 @@ from urllib.parse import urlsplit
 import anyio
 
 from harness._catalogue import check
-from harness._jsonvalue import same_json
 from harness._judging import not_judged
 from harness._run import Operation, Scenario, ScenarioRun, Session
 from harness._triggers import Trigger, client_sent, fault, http, trigger
 from harness._verdicts import Verdict, blocked, fail, not_applicable, passed, warn
 from harness.clients._contract import HttpTarget, StdioTarget
+from harness.protocol import same_json
 from harness.suite._evidence import (
     body_messages,
     cancelled_by_notification,

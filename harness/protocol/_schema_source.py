@@ -11,7 +11,7 @@ dialect the specification adopts itself from 2025-11-25 on (for its schema and f
 schemas), so one validator class and one layout serve all five revisions. Formats are
 annotations only, as they are in the official schemas.
 
-Run `python -m harness._schema_source --write` to regenerate `harness/schemas/` and
+Run `python -m harness.protocol._schema_source --write` to regenerate `harness/protocol/schemas/` and
 `--check` to verify that the committed files are up to date (exit status 1 if not).
 """
 
@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
-from harness._revisions import REVISIONS, Revision, check_revision
+from harness.protocol._revisions import REVISIONS, Revision, check_revision
 
 __all__ = ["DIALECT", "SCHEMA_DIR", "build", "document_id", "file_name", "main", "render"]
 
@@ -1405,13 +1405,13 @@ def build(revision: str) -> dict[str, Any]:
         "$schema": DIALECT,
         "$id": document_id(revision),
         "$comment": (
-            "Written by mcp-testbench (harness/_schema_source.py) from the MCP specification's "
+            "Written by mcp-testbench (harness/protocol/_schema_source.py) from the MCP specification's "
             "text; not the official schema.json. Draft 2020-12, the dialect the specification "
             "adopts from 2025-11-25 on, for every revision. Validate against one definition."
         ),
         "title": f"MCP {revision} messages (mcp-testbench)",
         "$defs": dict(sorted(d.defs.items())),
-        # Read by harness/_schemas.py: which definition each method and envelope uses.
+        # Read by harness/protocol/_schemas.py: which definition each method and envelope uses.
         # An unknown keyword, so JSON Schema validators treat it as an annotation.
         "x-mcp": {
             "revision": revision,
@@ -1457,11 +1457,13 @@ def stale_files(directory: Path | None = None) -> list[str]:
 def main(argv: Sequence[str] | None = None, *, directory: Path | None = None) -> int:
     """`--write` regenerates the documents; `--check` exits 1 naming the stale ones."""
     parser = argparse.ArgumentParser(
-        prog="python -m harness._schema_source", description=__doc__.splitlines()[0]
+        prog="python -m harness.protocol._schema_source", description=__doc__.splitlines()[0]
     )
     action = parser.add_mutually_exclusive_group(required=True)
-    action.add_argument("--write", action="store_true", help="regenerate harness/schemas/")
-    action.add_argument("--check", action="store_true", help="exit 1 if harness/schemas/ is stale")
+    action.add_argument("--write", action="store_true", help="regenerate harness/protocol/schemas/")
+    action.add_argument(
+        "--check", action="store_true", help="exit 1 if harness/protocol/schemas/ is stale"
+    )
     args = parser.parse_args(argv)
     folder = SCHEMA_DIR if directory is None else directory
     if args.write:
@@ -1474,7 +1476,7 @@ def main(argv: Sequence[str] | None = None, *, directory: Path | None = None) ->
     if stale:
         print(
             f"stale schema documents in {folder}: {', '.join(stale)}; "
-            "run `python -m harness._schema_source --write`",
+            "run `python -m harness.protocol._schema_source --write`",
             file=sys.stderr,
         )
         return 1

@@ -29,6 +29,7 @@ __all__ = [
     "RequestId",
     "Response",
     "classify",
+    "decode_json",
     "encode",
     "parse",
 ]

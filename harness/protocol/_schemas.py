@@ -1,4 +1,4 @@
-"""Validation of MCP messages against the project's own schemas (harness/schemas/).
+"""Validation of MCP messages against the project's own schemas (harness/protocol/schemas/).
 
 `validate` takes one decoded JSON-RPC message, the revision and who sent it, and returns
 the violations: a JSON pointer into the message and a readable reason each. It picks the
@@ -22,7 +22,13 @@ from jsonschema import Draft202012Validator, ValidationError
 from referencing import Registry
 from referencing.jsonschema import DRAFT202012
 
-from harness._revisions import REVISIONS, Revision, batches_allowed, check_revision, is_stateless
+from harness.protocol._revisions import (
+    REVISIONS,
+    Revision,
+    batches_allowed,
+    check_revision,
+    is_stateless,
+)
 
 __all__ = [
     "Direction",
@@ -55,7 +61,12 @@ class Violation:
 @functools.cache
 def _document(revision: Revision) -> dict[str, Any]:
     name = f"mcp-{revision}.schema.json"
-    text = resources.files("harness").joinpath("schemas").joinpath(name).read_text(encoding="utf-8")
+    text = (
+        resources.files("harness.protocol")
+        .joinpath("schemas")
+        .joinpath(name)
+        .read_text(encoding="utf-8")
+    )
     document: dict[str, Any] = json.loads(text)
     return document
 

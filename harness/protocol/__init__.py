@@ -1,0 +1,94 @@
+"""The protocol layer: what both sides of an MCP exchange share.
+
+JSON-RPC 2.0 messages and their codec, the SSE event-stream codec, the MCP revisions, the
+MCP JSON Schemas (generated into `schemas/`) and typed JSON comparison. The harness (the
+client side of a check) and `mock_servers` (the server side) both build on this package,
+and it imports neither: `.importlinter` keeps it at the bottom of the layers.
+"""
+
+from __future__ import annotations
+
+from harness.protocol._jsonrpc import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    Batch,
+    ErrorObject,
+    ErrorResponse,
+    Message,
+    Notification,
+    ProtocolError,
+    Request,
+    RequestId,
+    Response,
+    classify,
+    decode_json,
+    encode,
+    parse,
+)
+from harness.protocol._jsonvalue import json_type, same_json
+from harness.protocol._revisions import (
+    HANDSHAKE_REVISIONS,
+    LATEST,
+    REVISIONS,
+    STATELESS_REVISIONS,
+    Revision,
+    batches_allowed,
+    check_revision,
+    is_stateless,
+    transports_for,
+)
+from harness.protocol._schemas import (
+    Direction,
+    Violation,
+    definition_names,
+    schema_document,
+    validate,
+    validate_definition,
+)
+from harness.protocol._sse import SSEEvent, SSEParser, encode_event, encode_events, parse_all
+
+__all__ = [
+    "HANDSHAKE_REVISIONS",
+    "INTERNAL_ERROR",
+    "INVALID_PARAMS",
+    "INVALID_REQUEST",
+    "LATEST",
+    "METHOD_NOT_FOUND",
+    "PARSE_ERROR",
+    "REVISIONS",
+    "STATELESS_REVISIONS",
+    "Batch",
+    "Direction",
+    "ErrorObject",
+    "ErrorResponse",
+    "Message",
+    "Notification",
+    "ProtocolError",
+    "Request",
+    "RequestId",
+    "Response",
+    "Revision",
+    "SSEEvent",
+    "SSEParser",
+    "Violation",
+    "batches_allowed",
+    "check_revision",
+    "classify",
+    "decode_json",
+    "definition_names",
+    "encode",
+    "encode_event",
+    "encode_events",
+    "is_stateless",
+    "json_type",
+    "parse",
+    "parse_all",
+    "same_json",
+    "schema_document",
+    "transports_for",
+    "validate",
+    "validate_definition",
+]

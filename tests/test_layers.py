@@ -4,6 +4,7 @@ keeps those lists complete: a new private module is covered, or this test says w
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from pathlib import Path
 
@@ -43,3 +44,18 @@ def test_contract_names_every_private_module(contract: str, package: str) -> Non
     )
     missing = sorted(_private_modules(package) - listed)
     assert missing == [], f"add {missing} to the contract {contract!r} in pyproject.toml"
+
+
+def test_the_data_file_normaliser_needs_no_dependency() -> None:
+    # tox's fixtures env installs nothing and runs the normaliser as a file; `-S` hides
+    # site-packages, so an import of jsonschema (or of the package) would fail here first.
+    done = subprocess.run(
+        [sys.executable, "-I", "-S", "mock_servers/_jsonfiles.py", "fixtures"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "0 not normalised" in done.stdout

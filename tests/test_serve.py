@@ -22,6 +22,7 @@ from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import IO, Any
 
+import anyio
 import httpx
 import pytest
 
@@ -456,3 +457,43 @@ def test_http_flags_with_stdio_are_refused(capsys: pytest.CaptureFixture[str]) -
         main(["serve", fixture, "--stdio", "--shared-script"])
     assert exit_.value.code == 2
     assert "--shared-script go with --http, not --stdio" in capsys.readouterr().err
+
+
+# -- a real client, twice in a row ------------------------------------------------------------
+
+
+async def _sdk_run(url: str, mode: str) -> str:
+    from mcp import Client
+
+    with anyio.fail_after(WAIT):
+        async with Client(url, mode=mode, read_timeout_seconds=WAIT) as client:
+            tools = await client.list_tools()
+            assert "add" in [t.name for t in tools.tools]
+            result = await client.call_tool("add", {"a": 1, "b": 2})
+            assert not result.is_error
+            assert result.content[0].text == "3"
+            return str(client.protocol_version)
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize(
+    ("revisions", "mode", "expected"),
+    [
+        (None, "auto", "2026-07-28"),
+        (None, "legacy", "2025-11-25"),
+        (["2025-06-18", "2025-11-25"], "auto", "2025-11-25"),
+    ],
+)
+async def test_the_python_sdk_client_runs_twice_against_one_serve(
+    tmp_path: Path, revisions: list[str] | None, mode: str, expected: str
+) -> None:
+    fixture = fixtures_root() / "tools/list-and-call.json"
+    if revisions is not None:
+        data = json.loads(fixture.read_text())
+        data["revisions"] = revisions
+        fixture = tmp_path / "list-and-call.json"
+        fixture.write_text(json.dumps(data))
+    with serve(str(fixture), "--quiet") as (url, _, errors):
+        first = await _sdk_run(url, mode)
+        second = await _sdk_run(url, mode)
+    assert (first, second) == (expected, expected), errors

@@ -130,7 +130,8 @@ def build_parser() -> argparse.ArgumentParser:
     validate = commands.add_parser(
         "validate",
         help="check scripts against the format and the MCP schemas",
-        description="Check each SCRIPT (or every *.json under a folder); exit 1 if any is invalid.",
+        description="Check each SCRIPT (or every *.json under a folder) and print every "
+        "problem found, one a line; exit 1 if any is invalid.",
     )
     validate.add_argument("scripts", nargs="+", type=Path, metavar="SCRIPT")
     return parser
@@ -143,19 +144,22 @@ def _validate(paths: Sequence[Path]) -> int:
     if not files:
         print("no scripts found in " + ", ".join(map(str, paths)), file=sys.stderr)
         return 1
-    bad = 0
+    bad = problems = 0
     for file in files:
         try:
             script = load_script(file)
         except ScriptError as exc:
             bad += 1
-            print(f"invalid: {exc}")
+            problems += len(exc.problems)
+            for line in exc.lines():
+                print(f"invalid: {line}")
             continue
         print(
             f"ok: {file} ({script.name}; {', '.join(script.revisions)}; "
             f"{', '.join(script.transports)}; {len(script.steps)} steps)"
         )
-    print(f"{len(files)} scripts checked, {bad} invalid")
+    found = f" ({problems} problems)" if problems > bad else ""
+    print(f"{len(files)} scripts checked, {bad} invalid{found}")
     return 1 if bad else 0
 
 

@@ -10,7 +10,8 @@ later request by its session id to the mock that issued it.
   after the script's `expire_session` fault ended a session goes on with that mock (the
   script continues, as in a single run); any other `initialize` starts afresh.
 - 2026-07-28 has no sessions: a `server/discover` starts afresh, and the requests after it
-  go to that mock (a run of a 2026 client begins with discovery).
+  go to that mock (a run of a 2026 client begins with discovery), unless one matches no
+  step left in that run but would match in a fresh one: a fresh run begins with it.
 - A `server/discover` probe when the script allows no 2026-era revision is answered
   (-32601) by a throwaway mock, so the client's `initialize` that follows starts clean.
 - HTTP+SSE (2024-11-05): each GET of the SSE endpoint is a session.
@@ -38,6 +39,7 @@ from mock_servers._negotiation import (
     first_message,
     served_revisions,
 )
+from mock_servers._patterns import match
 from mock_servers._script import Script, ScriptError
 from mock_servers._transcript import Transcript
 
@@ -52,6 +54,11 @@ class _Session:
     mock: HttpMock
     # Session ids ended by an expire_session fault whose re-initialize went on with this mock.
     resumed: set[str] = field(default_factory=set)
+
+    def ended(self) -> bool:
+        """Every session of this mock was ended by its client (DELETE)."""
+        states = set(self.mock.sessions.values())
+        return bool(states) and states <= {"terminated"}
 
     def expired_waiting(self) -> set[str]:
         states = self.mock.sessions
@@ -164,6 +171,8 @@ class Dispatcher:
                 body, receive = await _peek(receive)
             target = self._pick(scope, body)
         await target.mock(scope, receive, send)
+        if scope.get("method") == "DELETE" and target.ended():
+            target.mock.finish()  # the client ended it: tell the steps it never reached
 
     def _session_id(self, scope: Scope, headers: Mapping[str, str]) -> str | None:
         if self.transport == "sse-legacy":
@@ -207,12 +216,35 @@ class Dispatcher:
         if choice.probe:
             return self._new(choice, probe=True)
         if is_stateless(choice.revision):
-            if method == "server/discover" or self._stateless is None:
-                self._stateless = self._new(choice)
-            return self._stateless
+            current = self._stateless
+            if current is not None and method != "server/discover":
+                if not self._ran_out(current, message):
+                    return current
+                self._say(f"{current.tag}: no step left for {method}: a fresh run begins")
+            current = self._stateless = self._new(choice)
+            return current
         if self.sessions:
             return self.sessions[-1]
         return self._new(choice)
+
+    def _ran_out(self, session: _Session, message: Mapping[str, Any] | None) -> bool:
+        """A request the session's run can no longer match, though a fresh run would.
+
+        A 2026-07-28 client that does not discover again before its next run (there is
+        no session to end) would otherwise find every step consumed.
+        """
+        if not isinstance(message, dict) or not isinstance(message.get("method"), str):
+            return False
+        steps = [
+            step
+            for step in self.script.steps
+            if step.kind == "expect" and not match(step.raw["expect"], message)
+        ]
+        left = {step.index for step in session.mock.engine.unconsumed()}
+        return bool(steps) and not any(
+            step.index in left or step.raw.get("repeat") or step.raw.get("optional")
+            for step in steps
+        )
 
     def _new(self, choice: Choice, *, probe: bool = False) -> _Session:
         self._count += 1

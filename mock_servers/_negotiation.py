@@ -49,6 +49,8 @@ def served_revisions(script: Script, transport: str) -> tuple[str, ...]:
     if not allowed:
         if transport == "http":
             fix = "serve it with --http HOST:PORT --sse-legacy (2024-11-05 is HTTP+SSE)"
+        elif transport == "sse-legacy":
+            fix = "drop --sse-legacy: HTTP+SSE is the 2024-11-05 transport only"
         else:
             fix = "serve it over another transport, or add a revision to the script"
         raise ScriptError(

@@ -445,3 +445,38 @@ async def test_the_python_sdk_client_runs_twice_against_one_serve(
         first = await _sdk_run(url, mode)
         second = await _sdk_run(url, mode)
     assert (first, second) == (expected, expected), errors
+
+
+async def test_a_2026_client_that_does_not_discover_again_gets_a_fresh_run() -> None:
+    said: list[str] = []
+    app = Dispatcher(script(["2026-07-28"]), announce=said.append)
+    async with in_process(app) as client:
+        for _ in range(2):
+            called = await client.post(
+                "/mcp", json=call_add(meta=True), headers=meta_headers("tools/call", "add")
+            )
+            assert called.json()["result"]["content"][0]["text"] == "3", called.text
+    assert said[1] == "session 1: no step left for tools/call: a fresh run begins"
+    assert len(app.sessions) == 2
+
+
+async def test_a_deleted_session_reports_the_steps_it_never_reached() -> None:
+    lines: list[str] = []
+    steps = [CALL, {"label": "never", "expect": {"method": "tools/list"}}]
+    app = Dispatcher(script(["2025-11-25"], steps), log=lines.append)
+    async with in_process(app) as client:
+        _, headers = await handshake(client, "2025-11-25")
+        assert (await client.delete("/mcp", headers=headers)).status_code == 200
+    assert (
+        lines[-1]
+        == "[session 1] .. steps never reached: step 0 (expect tools/call), step 1 (never)"
+    )
+
+
+def test_sse_legacy_for_a_script_without_2024_says_to_drop_it(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    fixture = str(fixtures_root() / "tools/content.json")
+    assert main(["serve", fixture, "--http", "127.0.0.1:0", "--sse-legacy"]) == 2
+    err = capsys.readouterr().err
+    assert "fix: drop --sse-legacy" in err

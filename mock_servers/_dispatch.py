@@ -200,7 +200,7 @@ class Dispatcher:
             return self._new(choice)
         if self.transport == "sse-legacy":
             if scope.get("method") == "GET" or not self.sessions:
-                return self._new(choice)
+                return self._new(Choice(self.allowed[-1], "HTTP+SSE, the 2024-11-05 transport"))
             return self.sessions[-1]
         if method == "initialize" and not choice.probe:
             for session in reversed(self.sessions):

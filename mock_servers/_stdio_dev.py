@@ -10,6 +10,7 @@ followed it, is then replayed to the server as if it had just arrived. A dual-er
 
 from __future__ import annotations
 
+import signal
 import sys
 import threading
 from collections.abc import Callable
@@ -73,6 +74,35 @@ class _Replay(ByteReceiveStream):
         await self.inner.aclose()
 
 
+async def _first_line(stdin: _Replay, limit: int, on_sigterm: str, announce: Log) -> bytes | None:
+    """The client's next line, or None if SIGINT or SIGTERM stopped the wait.
+
+    The server's own signal handling starts with the server; until then a signal ends
+    the process as it would end a waiting server (exit 0), unless the script ignores
+    SIGTERM.
+    """
+    got: list[bytes] = []
+    async with anyio.create_task_group() as tg:
+
+        async def read() -> None:
+            got.append(await stdin.first_line(limit))
+            tg.cancel_scope.cancel()
+
+        async def watch() -> None:
+            with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+                announce("stdio: waiting for the client's first message to pick the revision")
+                async for signum in signals:
+                    if signum == signal.SIGTERM and on_sigterm == "ignore":
+                        continue
+                    tg.cancel_scope.cancel()
+                    return
+
+        tg.start_soon(read)
+        if sys.platform != "win32" and threading.current_thread() is threading.main_thread():
+            tg.start_soon(watch)
+    return got[0] if got else None
+
+
 async def _serve(
     script: Script,
     revision: str | None,
@@ -89,8 +119,14 @@ async def _serve(
         if revision is not None:
             choice = Choice(revision, "given with --revision")
         else:
+            first = True
             while True:
-                line = await stdin.first_line(max_line_bytes)
+                line = await _first_line(
+                    stdin, max_line_bytes, script.stdio.on_sigterm, announce if first else _quiet
+                )
+                first = False
+                if line is None:
+                    return 0  # stopped by a signal before the client said anything
                 message = first_message(line) if line.strip() else None
                 choice = choose_revision(allowed, message)
                 if not (choice.probe and message is not None and "id" in message):
@@ -128,6 +164,10 @@ async def _serve(
             stderr=streams.stderr,
             handle_signals=threading.current_thread() is threading.main_thread(),
         )
+
+
+def _quiet(text: str) -> None:
+    return None
 
 
 def _stderr(text: str) -> None:

@@ -10,9 +10,11 @@ its pid. Every wait is bounded.
 from __future__ import annotations
 
 import json
+import signal
 import socket
 import subprocess
 import sys
+import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -480,3 +482,55 @@ def test_sse_legacy_for_a_script_without_2024_says_to_drop_it(
     assert main(["serve", fixture, "--http", "127.0.0.1:0", "--sse-legacy"]) == 2
     err = capsys.readouterr().err
     assert "fix: drop --sse-legacy" in err
+
+
+@pytest.mark.e2e
+async def test_the_python_sdk_sse_client_runs_twice_against_one_sse_legacy_serve() -> None:
+    from mcp import ClientSession
+    from mcp.client.sse import sse_client
+
+    fixture = str(fixtures_root() / "tools/list-and-call.json")
+    with serve(fixture, "--sse-legacy") as (url, _, errors):
+        for _ in range(2):
+            with anyio.fail_after(WAIT):
+                async with (
+                    sse_client(url, timeout=WAIT, sse_read_timeout=WAIT) as (read, write),
+                    ClientSession(read, write) as session,
+                ):
+                    init = await session.initialize()
+                    result = await session.call_tool("add", {"a": 1, "b": 2})
+            assert init.protocol_version == "2024-11-05"
+            assert result.content[0].text == "3"  # type: ignore[union-attr]
+    said = [line for line in errors if ": session " in line]
+    assert [line.split(" (")[0] for line in said] == [
+        "mcp-testbench: session 1: 2024-11-05",
+        "mcp-testbench: session 2: 2024-11-05",
+    ]
+
+
+def test_serve_stdio_stopped_before_the_client_speaks_exits_0() -> None:
+    fixture = str(fixtures_root() / "stdio/list-and-call.json")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "harness._cli", "serve", fixture, "--stdio"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    waiting: list[bytes] = []
+    reader = threading.Thread(
+        target=lambda: waiting.append(proc.stderr.readline() if proc.stderr else b""),
+        daemon=True,
+    )
+    try:
+        reader.start()
+        reader.join(WAIT)  # the line comes once the signal handler is in place
+        assert waiting == [
+            b"mcp-testbench: stdio: waiting for the client's first message to pick the revision\n"
+        ]
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=WAIT)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(WAIT)
+    assert proc.returncode == 0, err

@@ -9,6 +9,7 @@ verdicts. Every problem is reported as one line: file, JSON pointer, reason, fix
 
 from __future__ import annotations
 
+import difflib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -25,6 +26,7 @@ from mock_servers._patterns import OPERATORS, is_operator
 __all__ = [
     "FORMAT_VERSION",
     "HttpSettings",
+    "Problem",
     "Script",
     "ScriptError",
     "StdioSettings",
@@ -40,15 +42,48 @@ Transport = Literal["stdio", "http", "sse-legacy"]
 StepKind = Literal["expect", "send", "fault"]
 
 
-class ScriptError(ValueError):
-    """A script that cannot be used; `str()` is one line: where, what, and the fix."""
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong in a script: where (a JSON pointer), what, and the fix."""
 
-    def __init__(self, source: str, pointer: str, reason: str, fix: str) -> None:
+    pointer: str
+    reason: str
+    fix: str
+
+    def line(self, source: str) -> str:
+        return f"{source}: {self.pointer or '/'}: {self.reason}; fix: {self.fix}"
+
+
+class ScriptError(ValueError):
+    """A script that cannot be used; `str()` is one line: where, what, and the fix.
+
+    `pointer`, `reason` and `fix` are the first problem's; `problems` lists every problem
+    found (the format's, then the meaning's, then the conformance's: `validate` prints
+    them all, one a line), and `str()` says how many more there are.
+    """
+
+    def __init__(
+        self, source: str, pointer: str, reason: str, fix: str, *, more: Sequence[Problem] = ()
+    ) -> None:
         self.source = source
         self.pointer = pointer
         self.reason = reason
         self.fix = fix
-        super().__init__(f"{source}: {pointer or '/'}: {reason}; fix: {fix}")
+        self.problems: tuple[Problem, ...] = (Problem(pointer, reason, fix), *more)
+        extra = ""
+        if more:
+            plural = "s" if len(more) > 1 else ""
+            extra = f" (and {len(more)} more problem{plural}: mcp-testbench validate lists all)"
+        super().__init__(self.problems[0].line(source) + extra)
+
+    @classmethod
+    def of(cls, source: str, problems: Sequence[Problem]) -> ScriptError:
+        first, *rest = problems
+        return cls(source, first.pointer, first.reason, first.fix, more=rest)
+
+    def lines(self) -> list[str]:
+        """Every problem as one line."""
+        return [problem.line(self.source) for problem in self.problems]
 
 
 @cache
@@ -182,7 +217,9 @@ def load_script(path: str | Path) -> Script:
 
 def parse_script(data: Any, *, source: str = "<script>") -> Script:
     """Check decoded script JSON and build the Script (ScriptError on any problem)."""
-    _check_format(data, source)
+    problems = _check_format(data, source)
+    if problems:
+        raise ScriptError.of(source, problems)
     revisions = tuple(r for r in REVISIONS if r in data["revisions"])
     transports = tuple(data.get("transports") or default_transports(revisions))
     steps = tuple(Step(i, _kind(raw), raw) for i, raw in enumerate(data["steps"]))
@@ -199,8 +236,13 @@ def parse_script(data: Any, *, source: str = "<script>") -> Script:
         defaults=data.get("defaults", {}),
         raw=data,
     )
-    _check_semantics(script)
-    _check_conformance(script)
+    problems = _check_semantics(script)
+    try:
+        _check_conformance(script)
+    except ScriptError as exc:
+        problems += exc.problems
+    if problems:
+        raise ScriptError.of(source, problems)
     return script
 
 
@@ -221,55 +263,124 @@ def _pointer(path: Sequence[Any]) -> str:
     return "".join(f"/{str(p).replace('~', '~0').replace('/', '~1')}" for p in path)
 
 
-def _check_format(data: Any, source: str) -> None:
+def _check_format(data: Any, source: str) -> list[Problem]:
+    """Every format problem of `data` (nothing else is checked until there are none)."""
     if not isinstance(data, dict):
-        raise ScriptError(
-            source, "", "a script is a JSON object", 'start from {"format_version": 1, ...}'
-        )
+        return [Problem("", "a script is a JSON object", 'start from {"format_version": 1, ...}')]
     if data.get("format_version") != FORMAT_VERSION:
-        raise ScriptError(
-            source,
-            "/format_version",
-            f"format_version is {json.dumps(data.get('format_version'))}, "
-            f"this version reads {FORMAT_VERSION}",
-            f'set "format_version": {FORMAT_VERSION} (and follow docs/scripts.md)',
-        )
+        return [
+            Problem(
+                "/format_version",
+                f"format_version is {json.dumps(data.get('format_version'))}, "
+                f"this version reads {FORMAT_VERSION}",
+                f'set "format_version": {FORMAT_VERSION} (and follow docs/scripts.md)',
+            )
+        ]
+    problems: list[Problem] = []
     # Steps are checked one by one against their own variant: a oneOf over all variants
     # would report "not valid under any of the given schemas" instead of the real reason.
     steps = data.get("steps")
     if isinstance(steps, list):
-        variants = script_schema()["$defs"]["step"]["oneOf"]
         for index, step in enumerate(steps):
-            pointer = f"/steps/{index}"
-            if not isinstance(step, dict):
-                raise ScriptError(
-                    source,
-                    pointer,
-                    "a step is a JSON object",
-                    'write {"expect": ...}, {"send": ...} or {"fault": ...}',
-                )
-            kinds = [k for k in _STEP_VARIANTS if k in step]
-            if len(kinds) != 1:
-                found = " and ".join(kinds) if kinds else "none of them"
-                raise ScriptError(
-                    source,
-                    pointer,
-                    f'a step has exactly one of "expect", "send", "fault"; it has {found}',
-                    "split it into one step per action",
-                )
-            sub = {"$defs": script_schema()["$defs"], **variants[_STEP_VARIANTS[kinds[0]]]}
-            _raise_first(jsonschema.Draft202012Validator(sub), step, source, pointer)
-    _raise_first(_validator(), data, source, "")
+            problems += _check_step_format(step, f"/steps/{index}")
+    for error in _validator().iter_errors(data):
+        path = list(error.absolute_path)
+        if isinstance(steps, list) and len(path) >= 2 and path[0] == "steps":
+            continue  # reported by the step's own check
+        problems += _problems_of(error, "")
+    return _unique(problems)
 
 
-def _raise_first(
-    validator: jsonschema.Draft202012Validator, value: Any, source: str, base: str
-) -> None:
-    error = jsonschema.exceptions.best_match(validator.iter_errors(value))
-    if error is None:
-        return
+_STEP_KEYS = ("expect", "send", "fault")
+
+
+def _check_step_format(step: Any, pointer: str) -> list[Problem]:
+    if not isinstance(step, dict):
+        return [
+            Problem(
+                pointer,
+                "a step is a JSON object",
+                'write {"expect": ...}, {"send": ...} or {"fault": ...}',
+            )
+        ]
+    kinds = [k for k in _STEP_VARIANTS if k in step]
+    if len(kinds) > 1:
+        return [
+            Problem(
+                pointer,
+                f'a step has exactly one of "expect", "send", "fault"; it has '
+                f"{' and '.join(kinds)}",
+                "split it into one step per action",
+            )
+        ]
+    variants = script_schema()["$defs"]["step"]["oneOf"]
+    if not kinds:
+        known = sorted({key for variant in variants for key in variant["properties"]})
+        unknown = [key for key in step if key not in known]
+        guesses = [(key, _closest(key, _STEP_KEYS) or _closest(key, known)) for key in unknown]
+        if any(guess in _STEP_KEYS for _, guess in guesses):
+            return [
+                Problem(
+                    pointer,
+                    f"unknown member {key!r} in a step",
+                    f"correct its spelling to {guess!r}"
+                    if guess
+                    else f"remove it (allowed in a step: {', '.join(known)})",
+                )
+                for key, guess in guesses
+            ]
+        has = f"; it has {', '.join(map(repr, step))}" if step else ""
+        return [
+            Problem(
+                pointer,
+                f'a step needs one of "expect", "send" or "fault"{has}',
+                'add "expect" (a client message to wait for), "send" (a server message) '
+                'or "fault" (a deliberate failure); see docs/scripts.md',
+            )
+        ]
+    sub = {"$defs": script_schema()["$defs"], **variants[_STEP_VARIANTS[kinds[0]]]}
+    problems: list[Problem] = []
+    for error in jsonschema.Draft202012Validator(sub).iter_errors(step):
+        problems += _problems_of(error, pointer)
+    return problems
+
+
+def _problems_of(error: jsonschema.ValidationError, base: str) -> list[Problem]:
+    """The problems one schema error stands for (a oneOf's most telling branch)."""
+    best = jsonschema.exceptions.best_match([error])  # descends into a oneOf's branches
+    if best is not None:
+        error = best
     pointer = base + _pointer(error.absolute_path)
-    raise ScriptError(source, pointer, _reason(error), _fix(error))
+    if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+        allowed = _allowed_members(error)
+        extra = sorted(set(error.instance) - set(allowed))
+        out = []
+        for key in extra:
+            guess = _closest(key, allowed)
+            listed = f"(allowed here: {', '.join(allowed)})"
+            fix = (
+                f"correct its spelling to {guess!r}, or remove it {listed}"
+                if guess
+                else f"remove it or correct its spelling {listed}"
+            )
+            out.append(Problem(pointer, f"unknown member {key!r}", fix))
+        return out
+    return [Problem(pointer, _reason(error), _fix(error))]
+
+
+def _closest(word: str, known: Sequence[str]) -> str | None:
+    found = difflib.get_close_matches(word, list(known), n=1, cutoff=0.6)
+    return found[0] if found else None
+
+
+def _unique(problems: Sequence[Problem]) -> list[Problem]:
+    seen: set[Problem] = set()
+    out = []
+    for problem in problems:
+        if problem not in seen:
+            seen.add(problem)
+            out.append(problem)
+    return out
 
 
 def _allowed_members(error: jsonschema.ValidationError) -> list[str]:
@@ -313,94 +424,256 @@ def _fix(error: jsonschema.ValidationError) -> str:
 # -- meaning checks -----------------------------------------------------------------------
 
 
-def _check_semantics(script: Script) -> None:
-    src = script.source
+def _check_semantics(script: Script) -> list[Problem]:
+    """Every problem of meaning: what the format admits but cannot work as written."""
+    problems: list[Problem] = []
     for transport in script.transports:
         if transport == "sse-legacy" and not set(script.revisions) & set(HANDSHAKE_REVISIONS[:1]):
-            raise ScriptError(
-                src,
-                "/transports",
-                "the HTTP+SSE transport is the 2024-11-05 one",
-                'add "2024-11-05" to revisions or drop "sse-legacy"',
+            problems.append(
+                Problem(
+                    "/transports",
+                    "the HTTP+SSE transport is the 2024-11-05 one",
+                    'add "2024-11-05" to revisions or drop "sse-legacy"',
+                )
             )
         if transport == "http" and script.revisions == ("2024-11-05",):
-            raise ScriptError(
-                src,
-                "/transports",
-                "Streamable HTTP does not exist in 2024-11-05",
-                'use "sse-legacy" for 2024-11-05',
+            problems.append(
+                Problem(
+                    "/transports",
+                    "Streamable HTTP does not exist in 2024-11-05",
+                    'use "sse-legacy" for 2024-11-05',
+                )
             )
+    problems += _check_settings(script)
     labels: dict[str, int] = {}
     for step in script.steps:
         label = step.raw.get("label")
         if label is not None:
             if label in labels:
-                raise ScriptError(
-                    src,
-                    f"{step.pointer}/label",
-                    f"the label {label!r} is already used by step {labels[label]}",
-                    "give every step its own label",
+                problems.append(
+                    Problem(
+                        f"{step.pointer}/label",
+                        f"the label {label!r} is already used by step {labels[label]}",
+                        "give every step its own label",
+                    )
                 )
-            labels[label] = step.index
-        if step.kind == "expect":
-            _check_pattern(script, step.raw["expect"], f"{step.pointer}/expect")
-            reply = step.raw.get("reply", {})
-            answers = [k for k in ("result", "error", "fault") if k in reply]
-            if len(answers) > 1:
-                raise ScriptError(
-                    src,
+            else:
+                labels[label] = step.index
+        if step.kind == "fault":
+            problems += _check_fault(script, step.raw["fault"], f"{step.pointer}/fault")
+        if step.kind != "expect":
+            continue
+        problems += _check_message_pattern(step.raw["expect"], f"{step.pointer}/expect")
+        if "http" in step.raw and not _over_http(script):
+            problems.append(_stdio_only(script, f"{step.pointer}/http", "an http match"))
+        reply = step.raw.get("reply", {})
+        answers = [k for k in ("result", "error", "fault") if k in reply]
+        if len(answers) > 1:
+            problems.append(
+                Problem(
                     f"{step.pointer}/reply",
                     f"a reply has one of result, error or fault; it has {' and '.join(answers)}",
                     "keep one",
                 )
-            events = reply.get("sse", {}).get("events", [])
-            for i, item in enumerate(events):
-                payload = [
-                    k for k in ("comment", "prime", "message", "response", "raw") if k in item
-                ]
-                if len(payload) > 1:
-                    raise ScriptError(
-                        src,
+            )
+        if "fault" in reply:
+            problems += _check_fault(script, reply["fault"], f"{step.pointer}/reply/fault")
+        if not _over_http(script):
+            for member in _HTTP_REPLY_MEMBERS:
+                if member in reply:
+                    problems.append(
+                        _stdio_only(script, f"{step.pointer}/reply/{member}", f"reply {member!r}")
+                    )
+        events = reply.get("sse", {}).get("events", [])
+        for i, item in enumerate(events):
+            payload = [k for k in ("comment", "prime", "message", "response", "raw") if k in item]
+            if len(payload) > 1:
+                problems.append(
+                    Problem(
                         f"{step.pointer}/reply/sse/events/{i}",
                         f"an SSE item carries one payload; it has {' and '.join(payload)}",
                         "split it into several items",
                     )
-            if sum(1 for item in events if item.get("response")) > 1:
-                raise ScriptError(
-                    src,
+                )
+        if sum(1 for item in events if item.get("response")) > 1:
+            problems.append(
+                Problem(
                     f"{step.pointer}/reply/sse/events",
                     "the response can be placed only once",
                     'keep one {"response": true}',
                 )
+            )
+    return problems
 
 
-def _check_pattern(script: Script, pattern: Any, pointer: str) -> None:
+# Reply members that only an HTTP transport can carry out.
+_HTTP_REPLY_MEMBERS = ("as", "status", "headers", "body", "sse")
+# The members of a JSON-RPC message, which the top of an expect pattern names.
+_JSONRPC_MEMBERS = ("jsonrpc", "id", "method", "params", "result", "error")
+_STDIO_FAULTS = frozenset({"crash", "oversized_line", "stderr"})
+
+
+def _over_http(script: Script) -> bool:
+    return any(t in ("http", "sse-legacy") for t in script.transports)
+
+
+def _stdio_only(script: Script, pointer: str, what: str) -> Problem:
+    return Problem(
+        pointer,
+        f"{what} applies over HTTP only, and the script runs over {', '.join(script.transports)}",
+        'remove it, or add "http" to transports',
+    )
+
+
+def _sessions_possible(script: Script) -> bool:
+    """Whether some transport and revision of the script has sessions to expire."""
+    handshake = [r for r in script.revisions if not is_stateless(r)]
+    if "sse-legacy" in script.transports and "2024-11-05" in handshake:
+        return True
+    http_era = [r for r in handshake if r != "2024-11-05"]
+    return "http" in script.transports and bool(http_era) and script.http.sessions
+
+
+def _check_fault(script: Script, fault: Mapping[str, Any], pointer: str) -> list[Problem]:
+    kind = fault.get("kind")
+    if kind == "expire_session" and not _sessions_possible(script):
+        if not _over_http(script):
+            why = f"the script runs over {', '.join(script.transports)} only"
+        elif not script.http.sessions:
+            why = 'the script turns sessions off ("http": {"sessions": false})'
+        else:
+            why = "2026-07-28 has no sessions"
+        return [
+            Problem(
+                f"{pointer}/kind",
+                f"expire_session has nothing to expire: {why}",
+                "remove the fault, or serve a revision with sessions (2025-03-26 .. 2025-11-25) "
+                "over HTTP",
+            )
+        ]
+    if kind in _STDIO_FAULTS and "stdio" not in script.transports:
+        return [
+            Problem(
+                f"{pointer}/kind",
+                f"{kind} is a stdio fault, and the script runs over {', '.join(script.transports)}",
+                'remove it, or add "stdio" to transports',
+            )
+        ]
+    if kind == "close_stream" and not _over_http(script):
+        return [_stdio_only(script, f"{pointer}/kind", "close_stream")]
+    return []
+
+
+def _check_settings(script: Script) -> list[Problem]:
+    """Top-level settings that cannot apply to any revision or transport of the script."""
+    raw = script.raw
+    problems: list[Problem] = []
+    stateless_only = all(is_stateless(r) for r in script.revisions)
+    if "http" in raw and not _over_http(script):
+        problems.append(_stdio_only(script, "/http", "the http settings"))
+    elif stateless_only:
+        for member in ("sessions", "get", "delete"):
+            if member in raw.get("http", {}):
+                problems.append(
+                    Problem(
+                        f"/http/{member}",
+                        f"http.{member} has no effect at 2026-07-28 (no sessions, no GET "
+                        "stream, no DELETE)",
+                        "remove it, or add a revision from 2025-03-26 to 2025-11-25",
+                    )
+                )
+    if "legacy_post" in raw.get("http", {}) and "sse-legacy" not in script.transports:
+        problems.append(
+            Problem(
+                "/http/legacy_post",
+                "http.legacy_post is how an HTTP+SSE server refuses a POST, and the script "
+                "does not run over sse-legacy",
+                'remove it, or add "2024-11-05" to revisions and "sse-legacy" to transports',
+            )
+        )
+    if "stdio" in raw and "stdio" not in script.transports:
+        problems.append(
+            Problem(
+                "/stdio",
+                f"the stdio settings apply over stdio only, and the script runs over "
+                f"{', '.join(script.transports)}",
+                'remove them, or add "stdio" to transports',
+            )
+        )
+    server = raw.get("server", {})
+    if "protocol_version" in server and stateless_only:
+        problems.append(
+            Problem(
+                "/server/protocol_version",
+                "server.protocol_version answers initialize, which 2026-07-28 does not have",
+                "remove it, or use server.supported_versions (2026-07-28)",
+            )
+        )
+    if "supported_versions" in server and not any(is_stateless(r) for r in script.revisions):
+        problems.append(
+            Problem(
+                "/server/supported_versions",
+                "server.supported_versions is for 2026-07-28 (server/discover, -32022), "
+                "which the script does not declare",
+                'remove it, or add "2026-07-28" to revisions (before it: server.protocol_version)',
+            )
+        )
+    return problems
+
+
+def _check_message_pattern(pattern: Any, pointer: str) -> list[Problem]:
+    """An expect pattern: JSON-RPC members at its top, valid operators everywhere."""
+    problems: list[Problem] = []
+    if isinstance(pattern, dict) and not is_operator(pattern):
+        for key in pattern:
+            if key.startswith("$") or key in _JSONRPC_MEMBERS:
+                continue
+            guess = _closest(key, _JSONRPC_MEMBERS)
+            hint = f"correct its spelling to {guess!r}" if guess else "remove it"
+            problems.append(
+                Problem(
+                    f"{pointer}/{_pointer([key])[1:]}",
+                    f"{key!r} is not a member of a JSON-RPC message, so no message matches",
+                    f"{hint} (a pattern's top names {', '.join(_JSONRPC_MEMBERS)})",
+                )
+            )
+    return problems + _check_pattern(pattern, pointer)
+
+
+def _check_pattern(pattern: Any, pointer: str) -> list[Problem]:
+    problems: list[Problem] = []
     if isinstance(pattern, dict):
         dollar = [k for k in pattern if k.startswith("$")]
         if dollar and not is_operator(pattern):
-            raise ScriptError(
-                script.source,
-                pointer,
-                f"{', '.join(dollar)} mixed with plain members",
-                "put the operator in an object of its own",
+            problems.append(
+                Problem(
+                    pointer,
+                    f"{', '.join(dollar)} mixed with plain members",
+                    "put the operator in an object of its own",
+                )
             )
         for key in dollar:
             if key not in OPERATORS:
-                raise ScriptError(
-                    script.source,
-                    f"{pointer}/{key}",
-                    f"unknown pattern operator {key}",
-                    f"use one of {', '.join(sorted(OPERATORS))}",
+                guess = _closest(key, sorted(OPERATORS))
+                hint = f"correct its spelling to {guess}; " if guess else ""
+                problems.append(
+                    Problem(
+                        f"{pointer}/{key}",
+                        f"unknown pattern operator {key}",
+                        f"{hint}use one of {', '.join(sorted(OPERATORS))}",
+                    )
                 )
         for key, sub in pattern.items():
-            if key in ("$any",) and isinstance(sub, list):
+            where = f"{pointer}/{_pointer([key])[1:]}"
+            if key == "$any" and isinstance(sub, list):
                 for i, item in enumerate(sub):
-                    _check_pattern(script, item, f"{pointer}/{key}/{i}")
+                    problems += _check_pattern(item, f"{where}/{i}")
             elif not key.startswith("$") or key == "$contains":
-                _check_pattern(script, sub, f"{pointer}/{key}")
+                problems += _check_pattern(sub, where)
     elif isinstance(pattern, list):
         for i, item in enumerate(pattern):
-            _check_pattern(script, item, f"{pointer}/{i}")
+            problems += _check_pattern(item, f"{pointer}/{i}")
+    return problems
 
 
 # -- conformance of what the mock sends ----------------------------------------------------------

@@ -10,7 +10,9 @@ and carries the FAIL.
 A root cause's `id` is the check that judges the broken rule (so the report can say
 "http.session-id-echoed FAIL blocks 29 items"), or `client.<operation>` when the client
 itself failed (raised, hung, or reported a result it never asked the server for), or
-`client.start` when it could not be started at all.
+`client.start` when it could not be started at all, or `harness` when the mock refused
+to send a message that its revision's schema rejects (a `mock_error` entry): a fault of
+the script or the mock, never of the client.
 """
 
 from __future__ import annotations
@@ -78,6 +80,11 @@ def _find_root_causes(run: ScenarioRun) -> list[RootCause]:
     causes: list[RootCause] = []
     if run.start_error is not None:
         return [RootCause("client.start", f"the client could not be started: {run.start_error}")]
+    mock_errors = run.of_kind("mock_error")
+    if mock_errors:
+        # The mock refused to send an invalid message and ended the run: whatever the
+        # client did next says nothing about it, so this cause alone blocks every check.
+        return [_mock_error_cause(mock_errors)]
     # Wire-level causes first: a refused or unparsable message explains a failed connect,
     # not the other way round.
     causes += _refusal_causes(run)
@@ -100,6 +107,17 @@ def _find_root_causes(run: ScenarioRun) -> list[RootCause]:
         causes += _handshake_causes(run, connect)
     causes += _silent_operations(run)
     return causes
+
+
+def _mock_error_cause(errors: list[dict[str, Any]]) -> RootCause:
+    first = errors[0]
+    return RootCause(
+        "harness",
+        f"mock error (the harness's own fault, not the client's): {first.get('where')}: "
+        f"not a valid {first.get('revision')} server message at {first.get('pointer') or '/'}: "
+        f"{first.get('reason')}; the mock did not send it and ended the run; please report it",
+        tuple(errors[:3]),
+    )
 
 
 def _failure(operation: Operation) -> str:

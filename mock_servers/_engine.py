@@ -34,6 +34,7 @@ from harness.protocol import (
     Response,
     is_stateless,
 )
+from mock_servers._conformance import SendGate, minimal_result, split_mark
 from mock_servers._patterns import match
 from mock_servers._script import Script, Step, complete_stateless_result
 from mock_servers._transcript import Transcript
@@ -94,6 +95,12 @@ class Delivery:
     headers: dict[str, str] = field(default_factory=dict)
     body: str | None = None
     sse: dict[str, Any] = field(default_factory=dict)
+    violation: str | None = None
+    """The script's mark on the response (or raw body): a deliberate violation."""
+    before_marks: list[str | None] = field(default_factory=list)
+    """The marks of the `before` messages, index for index (None: unmarked)."""
+    origin: str = "a built-in answer"
+    """Where the messages come from (a step's label), for the send gate's errors."""
 
 
 @dataclass(frozen=True)
@@ -103,6 +110,7 @@ class Action:
     kind: str
     payload: dict[str, Any]
     step: Step
+    violation: str | None = None  # a send's mark: a deliberate violation
 
 
 @dataclass
@@ -157,8 +165,10 @@ def _error_object(error: Mapping[str, Any]) -> ErrorObject:
     return ErrorObject(error["code"], error["message"])
 
 
-def _server_message(raw: Mapping[str, Any]) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", **copy.deepcopy(dict(raw))}
+def _server_message(raw: Mapping[str, Any]) -> tuple[dict[str, Any], str | None]:
+    """The message as sent (its `violation` mark taken off), and the mark."""
+    message, mark = split_mark(copy.deepcopy(dict(raw)))
+    return {"jsonrpc": "2.0", **message}, mark
 
 
 class Engine:
@@ -169,6 +179,7 @@ class Engine:
         self.revision = script.pick_revision(revision)
         self.transport = transport
         self.transcript = transcript
+        self.gate = SendGate(self.revision, transcript)  # the transports check sends with it
         self.stateless = is_stateless(self.revision)
         self.negotiated_version: str | None = None
         self._consumed: set[int] = set()
@@ -199,14 +210,15 @@ class Engine:
                 continue
             self._fired.add(step.index)
             self.transcript.record("step", step=step.index, label=step.label)
-            payload = (
-                _server_message(step.raw["send"])
-                if step.kind == "send"
-                else dict(step.raw["fault"])
-            )
+            mark = None
+            if step.kind == "send":
+                payload, mark = _server_message(step.raw["send"])
+                mark = mark or step.raw.get("violation")  # a send step's mark is its message's
+            else:
+                payload = dict(step.raw["fault"])
             if step.kind == "send" and "method" in payload and "id" in payload:
                 self._sent_request_ids.add(payload["id"])
-            due.append(Action(step.kind, payload, step))
+            due.append(Action(step.kind, payload, step, mark))
         return due
 
     def unconsumed(self) -> list[Step]:
@@ -316,12 +328,15 @@ class Engine:
                     status=reply.get("status"),
                     headers=dict(reply.get("headers", {})),
                     body=reply.get("body"),
+                    violation=reply.get("violation"),
+                    origin=step.label,
                 )
             return None
         reply = reply or {}
-        before = [
+        marked = [
             _server_message(_fill(copy.deepcopy(m), as_json)) for m in reply.get("before", [])
         ]
+        before = [m for m, _ in marked]
         response: Message | None = None
         if "result" in reply:
             result = _fill(copy.deepcopy(reply["result"]), as_json)
@@ -333,7 +348,7 @@ class Engine:
             response = ErrorResponse(message.id, _error_object(error))
         elif "fault" not in reply and "body" not in reply:
             builtin = self._builtin(message)
-            response = builtin if builtin is not None else Response(message.id, {})
+            response = builtin if builtin is not None else self._minimal(message)
         return Delivery(
             response,
             before=before,
@@ -345,9 +360,19 @@ class Engine:
             headers=dict(reply.get("headers", {})),
             body=reply.get("body"),
             sse=dict(reply.get("sse", {})),
+            violation=reply.get("violation"),
+            before_marks=[mark for _, mark in marked],
+            origin=step.label,
         )
 
     # -- built-in answers -----------------------------------------------------------------------
+
+    def _minimal(self, request: Request) -> Response:
+        """The smallest valid result, for a step that scripts no answer."""
+        result = minimal_result(request.method)
+        if self.stateless:
+            result = complete_stateless_result(request.method, result)
+        return Response(request.id, result)
 
     def _check_request_meta(self, request: Request) -> Delivery | None:
         """2026-07-28: every request carries its protocol version and capabilities."""

@@ -45,6 +45,7 @@ from harness.protocol import (
     encode,
     parse,
 )
+from mock_servers._conformance import jsonrpc_in_text, minimal_result
 from mock_servers._engine import (
     UNSUPPORTED_PROTOCOL_VERSION,
     Action,
@@ -63,7 +64,7 @@ from mock_servers._http_wire import (
     SseItem,
     items_from_script,
 )
-from mock_servers._script import Script
+from mock_servers._script import Script, complete_stateless_result
 from mock_servers._transcript import Transcript
 
 __all__ = [
@@ -202,6 +203,11 @@ class HttpMock:
             ex, status, rule, reason, scripted=scripted, reached_engine=reached_engine
         )
         if error is not None:
+            if not self.engine.gate.admit(
+                error, where=f"request {ex.number}: the {status} refusal"
+            ):
+                await self._mock_error(ex)
+                return
             self.hub.record_sent(error.to_json(), ex.channel)
             await ex.respond_json(status, error, headers)
             return
@@ -250,9 +256,19 @@ class HttpMock:
             elif not ex.complete and not ex.aborted:
                 await ex.abort()
 
+    async def _mock_error(self, ex: Exchange) -> None:
+        """Answer after the send gate refused a message: 500 and why, no JSON-RPC."""
+        text = self.engine.gate.describe()
+        self._note(text)
+        await ex.respond(500, {"content-type": "text/plain; charset=utf-8"}, text.encode("utf-8"))
+
     async def _handle(self, ex: Exchange) -> None:
         complete = await ex.read_body()
         ex.record_request()
+        if self.engine.gate.failed:
+            # After a mock error nothing the mock says can be trusted: the run is over.
+            await self._mock_error(ex)
+            return
         if not complete:
             if not ex.disconnected:
                 text = "Request body too large for the mock"
@@ -412,7 +428,10 @@ class HttpMock:
 
     def _apply_action(self, action: Action) -> None:
         if action.kind == "send":
-            self.hub.push(Push(message=dict(action.payload)))
+            push = Push(
+                message=dict(action.payload), violation=action.violation, origin=action.step.label
+            )
+            self.hub.push(push)
             return
         fault = dict(action.payload)
         kind = fault.get("kind")
@@ -504,6 +523,15 @@ class HttpMock:
             if delivery is not None and delivery.response is not None:
                 if delivery.fault or delivery.before or delivery.delay_ms:
                     self._note(f"request {ex.number}: in a batch only the response is sent")
+                admitted = self.engine.gate.admit(
+                    delivery.response,
+                    where=f"request {ex.number}: {delivery.origin}: a batch response",
+                    request_method=message.method if isinstance(message, Request) else None,
+                    violation=delivery.violation,
+                )
+                if not admitted:
+                    await self._mock_error(ex)
+                    return
                 responses.append(delivery.response)
                 headers.update(self._mint_session(message, delivery.response))
         async with anyio.create_task_group() as tg:
@@ -535,10 +563,14 @@ class HttpMock:
         )
 
     def _fallback(self, message: Message) -> Message | None:
-        """The answer for a fault step that needs one but scripts none (an empty result)."""
+        """The answer for a fault step that needs one but scripts none (the smallest valid
+        result for the method)."""
         if not isinstance(message, Request):
             return None
-        return Response(message.id, {"resultType": "complete"} if self.engine.stateless else {})
+        result = minimal_result(message.method)
+        if self.engine.stateless:
+            result = complete_stateless_result(message.method, result)
+        return Response(message.id, result)
 
     def _as_sse(self, delivery: Delivery) -> bool:
         if delivery.as_sse is not None:
@@ -590,6 +622,9 @@ class HttpMock:
             )
             return
         as_sse = self._as_sse(delivery)
+        if delivery.body is not None and not self._body_admitted(ex, delivery, delivery.body):
+            await self._mock_error(ex)
+            return
         if delivery.body is not None or kind == "garbage":
             text = delivery.body if delivery.body is not None else fault.get("text")
             content_type = "text/event-stream" if as_sse else "application/json"
@@ -607,6 +642,15 @@ class HttpMock:
         else:
             await self._deliver_json(ex, message, delivery, response, kind, fault)
 
+    def _body_admitted(self, ex: Exchange, delivery: Delivery, body: str) -> bool:
+        """The send gate for a raw body: the JSON-RPC it carries, if it carries any."""
+        if delivery.violation is not None:
+            return True
+        carried = jsonrpc_in_text(body)
+        members = carried if isinstance(carried, list) else [carried]
+        where = f"request {ex.number}: {delivery.origin}: the raw body"
+        return all(self.engine.gate.admit(m, where=where) for m in members if m is not None)
+
     async def _deliver_json(
         self,
         ex: Exchange,
@@ -620,8 +664,10 @@ class HttpMock:
             self._note(
                 f"request {ex.number}: a JSON reply sends its before-messages on the GET stream"
             )
-            for before in delivery.before:
-                self.hub.push(Push(message=before))
+            marks = delivery.before_marks or [None] * len(delivery.before)
+            for index, (before, mark) in enumerate(zip(delivery.before, marks, strict=True)):
+                origin = f"{delivery.origin}: before message {index}"
+                self.hub.push(Push(message=before, violation=mark, origin=origin))
         await self.hub.await_answers(delivery.awaits)
         await self.hub.sleep(delivery.delay_ms + _fault_ms(kind, fault))
         if kind == "hang":
@@ -637,6 +683,15 @@ class HttpMock:
             await ex.start_stream(status, {**headers, "content-length": str(len(body))})
             await ex.abort(body[: len(body) // 2])
             self.transcript.record("http_end", request=ex.number, how="dropped")
+            return
+        admitted = self.engine.gate.admit(
+            response,
+            where=f"request {ex.number}: {delivery.origin}: the response",
+            request_method=message.method if isinstance(message, Request) else None,
+            violation=delivery.violation,
+        )
+        if not admitted:
+            await self._mock_error(ex)
             return
         headers.update(self._mint_session(message, response))
         self.hub.record_sent(response.to_json(), ex.channel)
@@ -676,13 +731,22 @@ class HttpMock:
         stream = self.hub.new_stream(ex.number, "listen" if listen else "post", session, message.id)
         stream.plan = Plan(
             items_from_script(
-                delivery.sse.get("events"), delivery.before, delivery.sse.get("retry")
+                delivery.sse.get("events"),
+                delivery.before,
+                delivery.sse.get("retry"),
+                delivery.before_marks,
             ),
             response.to_json(),
             awaits=list(delivery.awaits),
             delay_ms=delivery.delay_ms + _fault_ms(kind, fault),
             fault=kind if kind in ("hang", "drop_connection", "close_stream") else None,
+            request_method=message.method,
+            violation=delivery.violation,
+            origin=delivery.origin,
         )
+        for item in stream.plan.items:
+            if item.kind != "response" and item.origin:
+                item.origin = f"{delivery.origin}: {item.origin}"
         stream.chunk_size = delivery.sse.get("chunk_size")
         headers = {**_SSE_HEADERS, **delivery.headers}
         if kind not in ("hang", "drop_connection"):
@@ -819,8 +883,13 @@ class HttpMock:
             self.transcript.record("fault", fault=fault, request=ex.number)
         if not isinstance(message, Request):
             return  # a notification or response: nothing goes back
-        for before in delivery.before:
-            await self.hub.write_item(ex, stream, SseItem("message", message=before))
+        marks = delivery.before_marks or [None] * len(delivery.before)
+        for index, (before, mark) in enumerate(zip(delivery.before, marks, strict=True)):
+            origin = f"{delivery.origin}: before message {index}"
+            item = SseItem("message", message=before, violation=mark, origin=origin)
+            if not await self.hub.write_item(ex, stream, item):
+                stream.enqueue(Push(control="drop"))  # a mock error ends the run
+                return
         await ex.flush()
         await self.hub.await_answers(delivery.awaits)
         await self.hub.sleep(delivery.delay_ms + _fault_ms(kind, fault))
@@ -832,14 +901,27 @@ class HttpMock:
             stream.enqueue(Push(control="close" if kind == "close_stream" else "drop"))
         elif kind == "garbage" or delivery.body is not None:
             text = delivery.body if delivery.body is not None else fault.get("text")
-            item = SseItem("data", text=DEFAULT_GARBAGE if text is None else str(text))
-            await self.hub.write_item(ex, stream, item)
+            mark = delivery.violation if delivery.body is not None else "garbage fault"
+            item = SseItem(
+                "data",
+                text=DEFAULT_GARBAGE if text is None else str(text),
+                violation=mark,
+                origin=f"{delivery.origin}: the raw body",
+            )
+            if not await self.hub.write_item(ex, stream, item):
+                stream.enqueue(Push(control="drop"))
         else:
             response = delivery.response or self._fallback(message)
             if response is not None:
-                await self.hub.write_item(
-                    ex, stream, SseItem("message", message=response.to_json())
+                item = SseItem(
+                    "message",
+                    message=response.to_json(),
+                    violation=delivery.violation,
+                    request_method=message.method,
+                    origin=f"{delivery.origin}: the response",
                 )
+                if not await self.hub.write_item(ex, stream, item):
+                    stream.enqueue(Push(control="drop"))
 
 
 def _encode(message: Message) -> bytes:

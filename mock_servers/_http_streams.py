@@ -21,6 +21,7 @@ import anyio
 from anyio.abc import TaskGroup
 
 from harness.protocol import RequestId
+from mock_servers._conformance import jsonrpc_in_text
 from mock_servers._engine import Engine
 from mock_servers._http_wire import Exchange, SseItem, render_item
 from mock_servers._transcript import Transcript
@@ -40,6 +41,8 @@ class Push:
     raw: str | None = None
     control: Literal["close", "drop"] | None = None
     job: Callable[[], Coroutine[Any, Any, None]] | None = None
+    violation: str | None = None  # the script's mark on `message`
+    origin: str = ""  # where `message` comes from, for the send gate's errors
 
 
 @dataclass
@@ -53,6 +56,9 @@ class Plan:
     fault: str | None = None  # hang, drop_connection or close_stream, at the response
     pos: int = 0
     answered: bool = False
+    request_method: str | None = None  # what the response answers (for the send gate)
+    violation: str | None = None  # the script's mark on the response
+    origin: str = ""
 
 
 class SseStream:
@@ -311,12 +317,16 @@ class StreamHub:
                     plan.fault = None  # a resumption delivers the response
                     return "closed"
                 item.message = plan.response
+                item.request_method = plan.request_method
+                item.violation = plan.violation
+                item.origin = f"{plan.origin}: the response"
                 if plan.fault == "drop_connection":
                     rendered = render_item(item, None)
                     data = rendered[0] if rendered else b"data: "
                     stream.drop_partial = data[: max(1, len(data) // 2)]
                     return "dropped"
-            await self.write_item(ex, stream, item)
+            if not await self.write_item(ex, stream, item):
+                return "dropped"  # a mock error ends the response at once
             plan.pos += 1
             if item.kind == "response":
                 plan.answered = True
@@ -324,7 +334,28 @@ class StreamHub:
                 return "closed"
         return "done"
 
-    async def write_item(self, ex: Exchange, stream: SseStream, item: SseItem) -> None:
+    def admit_item(self, ex: Exchange, item: SseItem) -> bool:
+        """The send gate for one SSE item: its message, or the JSON-RPC a raw item carries."""
+        gate = self.engine.gate
+        where = f"request {ex.number}: {item.origin or 'a server message'}"
+        if item.message is not None and item.kind in ("message", "response"):
+            return gate.admit(
+                item.message,
+                where=where,
+                request_method=item.request_method,
+                violation=item.violation,
+            )
+        if item.kind in ("raw", "data") and item.text is not None and item.violation is None:
+            carried = jsonrpc_in_text(item.text)
+            members = carried if isinstance(carried, list) else [carried]
+            return all(gate.admit(m, where=where) for m in members if m is not None)
+        return True
+
+    async def write_item(self, ex: Exchange, stream: SseStream, item: SseItem) -> bool:
+        """Write one item; False if the send gate refused it (nothing is written then)."""
+        if not self.admit_item(ex, item):
+            self.note(self.engine.gate.describe())
+            return False
         event_id = item.id if item.kind != "raw" else None
         if event_id is None and (
             item.kind == "prime" or (stream.auto_ids and item.kind in ("message", "response"))
@@ -334,9 +365,9 @@ class StreamHub:
             rendered = render_item(item, event_id)
         except ValueError as exc:
             self.note(f"stream {stream.id}: an SSE item could not be written: {exc}")
-            return
+            return True
         if rendered is None:
-            return
+            return True
         data, recorded = rendered
         await ex.write(data)
         stream.blocks.append((event_id, data, recorded))
@@ -345,6 +376,7 @@ class StreamHub:
         self.transcript.record("sse_event", request=ex.number, stream=stream.id, event=recorded)
         if item.message is not None and item.kind in ("message", "response"):
             self.record_sent(item.message, ex.channel)
+        return True
 
     async def _pump(self, ex: Exchange, stream: SseStream, tg: TaskGroup) -> Ending:
         """Wait on a stream: write what is pushed to it until a control ends it."""
@@ -360,7 +392,11 @@ class StreamHub:
                 return "closed" if push.control == "close" else "dropped"
             if push.job is not None:
                 tg.start_soon(push.job)
-            elif push.raw is not None:
-                await self.write_item(ex, stream, SseItem("data", text=push.raw))
+            elif push.raw is not None:  # a garbage fault: deliberate, never checked
+                item = SseItem("data", text=push.raw, violation="garbage fault")
+                await self.write_item(ex, stream, item)
             elif push.message is not None:
-                await self.write_item(ex, stream, SseItem("message", message=push.message))
+                item = SseItem(
+                    "message", message=push.message, violation=push.violation, origin=push.origin
+                )
+                await self.write_item(ex, stream, item)

@@ -18,6 +18,7 @@ from typing import Any, Literal
 import anyio
 
 from harness.protocol import SSEEvent, encode, encode_event
+from mock_servers._conformance import split_mark
 from mock_servers._transcript import Transcript
 
 __all__ = [
@@ -303,23 +304,33 @@ class SseItem:
     retry: int | None = None
     multiline: bool = False
     close: bool = False
+    # For the send gate: the script's mark, the method a response answers, and whence.
+    violation: str | None = None
+    request_method: str | None = None
+    origin: str = ""
 
 
 def items_from_script(
     events: list[Mapping[str, Any]] | None,
     before: list[dict[str, Any]],
     retry: int | None,
+    before_marks: list[str | None] | None = None,
 ) -> list[SseItem]:
     """The items of one SSE reply: the scripted ones, `before` just ahead of the response.
 
     Without scripted items the stream is the before-messages and then the response. A
     stream-level `retry` rides on the first structured item (or opens the stream alone).
     """
-    befores = [SseItem("message", message=m) for m in before]
+    marks = before_marks or [None] * len(before)
+    befores = [
+        SseItem("message", message=m, violation=mark, origin=f"before message {i}")
+        for i, (m, mark) in enumerate(zip(before, marks, strict=True))
+    ]
     items: list[SseItem] = []
     placed = False
-    for raw in events or []:
+    for index, raw in enumerate(events or []):
         item = _item(raw)
+        item.origin = f"SSE item {index}"
         if item.kind == "response":
             items += befores
             placed = True
@@ -344,13 +355,16 @@ def _item(raw: Mapping[str, Any]) -> SseItem:
         "retry": raw.get("retry"),
         "multiline": bool(raw.get("multiline", False)),
         "close": bool(raw.get("close", False)),
+        "violation": raw.get("violation"),
     }
     if "comment" in raw:
         return SseItem("comment", text=str(raw["comment"]), **options)
     if raw.get("prime"):
         return SseItem("prime", **options)
     if "message" in raw:
-        return SseItem("message", message={"jsonrpc": "2.0", **raw["message"]}, **options)
+        message, mark = split_mark(raw["message"])
+        options["violation"] = options["violation"] or mark
+        return SseItem("message", message={"jsonrpc": "2.0", **message}, **options)
     if raw.get("response"):
         return SseItem("response", **options)
     if "raw" in raw:

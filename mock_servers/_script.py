@@ -2,8 +2,10 @@
 
 A script is JSON, checked on load against `schemas/script-v1.schema.json`, then against
 the MCP schema of each revision it declares: every message the mock would send must be
-one a conformant server may send, unless the step says it breaks the spec on purpose
-(`"violation": "why"`). A mock that broke the spec by accident would give clients false
+one a conformant server may send, unless that message is marked as breaking the spec on
+purpose (`"violation": "why"`, per message: docs/scripts.md). What only exists at run
+time (templates filled from the request, built-in answers) is checked by the send gate
+(`_conformance.py`). A mock that broke the spec by accident would give clients false
 verdicts. Every problem is reported as one line: file, JSON pointer, reason, fix.
 """
 
@@ -21,6 +23,7 @@ from typing import Any, Literal
 import jsonschema
 
 from harness.protocol import HANDSHAKE_REVISIONS, REVISIONS, is_stateless
+from mock_servers._conformance import jsonrpc_in_text, split_mark
 from mock_servers._patterns import OPERATORS, is_operator
 
 __all__ = [
@@ -684,8 +687,8 @@ def _check_conformance(script: Script) -> None:
 
     for step in script.steps:
         for revision in script.revisions:
-            for pointer, message, request_method in _server_messages(step):
-                if _violation(step, pointer):
+            for pointer, message, request_method, mark in _server_messages(step):
+                if mark is not None:
                     continue
                 if is_stateless(revision) and isinstance(message.get("result"), dict):
                     # Check what the engine will really send (see complete_stateless_result).
@@ -703,7 +706,8 @@ def _check_conformance(script: Script) -> None:
 
 
 _VIOLATION_FIX = (
-    'correct it, or mark the step with "violation": "<why>" if it breaks the spec on purpose'
+    'correct it, or mark that message with "violation": "<why>" if it breaks the spec on '
+    "purpose (docs/scripts.md: a per-message mark)"
 )
 
 
@@ -726,12 +730,6 @@ def complete_stateless_result(method: str | None, result: Mapping[str, Any]) -> 
     return out
 
 
-def _violation(step: Step, pointer: str) -> bool:
-    if step.kind == "send":
-        return "violation" in step.raw
-    return "violation" in step.raw.get("reply", {})
-
-
 def _message_pointer(inner: str, outer: str) -> str:
     # Scripted replies hold only `result`/`error`: map the message pointer back to them.
     for member in ("/result", "/error"):
@@ -740,52 +738,62 @@ def _message_pointer(inner: str, outer: str) -> str:
     return inner
 
 
-def _server_messages(step: Step) -> list[tuple[str, dict[str, Any], str | None]]:
-    """(pointer, full JSON-RPC message, method answered) for each message the step sends."""
-    out: list[tuple[str, dict[str, Any], str | None]] = []
+def _server_messages(
+    step: Step,
+) -> list[tuple[str, dict[str, Any], str | None, str | None]]:
+    """(pointer, JSON-RPC message, method answered, mark) for each message the step sends.
+
+    The mark is the message's own `violation` (docs/scripts.md): `reply.violation` marks
+    the response (or the raw body), a `before` or `send` message or an SSE item carries
+    its own, and a send step's `violation` marks its one message. Templated messages
+    (`$request`) are left to the send gate, which checks them once filled in.
+    """
+    out: list[tuple[str, dict[str, Any], str | None, str | None]] = []
     if step.kind == "send":
-        out.append((f"{step.pointer}/send", {"jsonrpc": "2.0", **step.raw["send"]}, None))
+        message, mark = split_mark(step.raw["send"])
+        mark = mark or step.raw.get("violation")
+        out.append((f"{step.pointer}/send", {"jsonrpc": "2.0", **message}, None, mark))
         return out
     if step.kind != "expect":
         return out
     reply = step.raw.get("reply", {})
+    reply_mark = reply.get("violation")
     method = step.raw["expect"].get("method")
-    method = method if isinstance(method, str) else None
-    if method is not None and not method.startswith("notifications/"):
-        if "result" in reply and not _has_operators(reply["result"]):
-            out.append(
-                (
-                    f"{step.pointer}/reply/result",
-                    {"jsonrpc": "2.0", "id": 1, "result": reply["result"]},
-                    method,
-                )
-            )
-        if "error" in reply and not _has_operators(reply["error"]):
-            out.append(
-                (
-                    f"{step.pointer}/reply/error",
-                    {"jsonrpc": "2.0", "id": 1, "error": reply["error"]},
-                    method,
-                )
-            )
-    for i, message in enumerate(reply.get("before", [])):
-        if _has_operators(message):
-            continue  # checked when filled in, like templated results
-        out.append((f"{step.pointer}/reply/before/{i}", {"jsonrpc": "2.0", **message}, None))
+    method = method if isinstance(method, str) and not method.startswith("notifications/") else None
+    if method is not None:
+        for member in ("result", "error"):
+            if member in reply and not _has_operators(reply[member]):
+                response = {"jsonrpc": "2.0", "id": 1, member: reply[member]}
+                out.append((f"{step.pointer}/reply/{member}", response, method, reply_mark))
+    for i, raw in enumerate(reply.get("before", [])):
+        if _has_operators(raw):
+            continue
+        message, mark = split_mark(raw)
+        out.append((f"{step.pointer}/reply/before/{i}", {"jsonrpc": "2.0", **message}, None, mark))
+    if isinstance(reply.get("body"), str):
+        for carried in _carried(reply["body"]):
+            out.append((f"{step.pointer}/reply/body", carried, method, reply_mark))
     for i, item in enumerate(reply.get("sse", {}).get("events", [])):
-        if "message" in item:
-            out.append(
-                (
-                    f"{step.pointer}/reply/sse/events/{i}/message",
-                    {"jsonrpc": "2.0", **item["message"]},
-                    None,
-                )
-            )
+        where = f"{step.pointer}/reply/sse/events/{i}"
+        if "message" in item and not _has_operators(item["message"]):
+            message, mark = split_mark(item["message"])
+            mark = mark or item.get("violation")
+            out.append((f"{where}/message", {"jsonrpc": "2.0", **message}, None, mark))
+        if isinstance(item.get("raw"), str):
+            for carried in _carried(item["raw"]):
+                out.append((f"{where}/raw", carried, method, item.get("violation")))
     return out
 
 
+def _carried(text: str) -> list[dict[str, Any]]:
+    """The JSON-RPC objects a raw body or SSE raw item carries (the send gate's reading)."""
+    value = jsonrpc_in_text(text)
+    members = value if isinstance(value, list) else [value]
+    return [m for m in members if isinstance(m, dict)]
+
+
 def _has_operators(value: Any) -> bool:
-    """Templated replies (`{"$request": ...}`) are checked when they are filled in."""
+    """Templated messages (`{"$request": ...}`) are checked by the send gate, filled in."""
     if isinstance(value, dict):
         return "$request" in value or any(_has_operators(v) for v in value.values())
     if isinstance(value, list):

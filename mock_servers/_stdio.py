@@ -70,6 +70,7 @@ from harness.protocol import (
     encode,
     parse,
 )
+from mock_servers._conformance import MOCK_ERROR_EXIT
 from mock_servers._engine import Action, Delivery, Engine, Outcome
 from mock_servers._script import Script, ScriptError, load_script
 from mock_servers._transcript import Transcript
@@ -596,7 +597,13 @@ class _StdioServer:
         try:
             response = await self._carry_out(request.id, delivery)
             if response is not None:
-                await self._write(response, then_hang=then_hang)
+                await self._write(
+                    response,
+                    then_hang=then_hang,
+                    where=f"{delivery.origin}: the response to request {request.id!r}",
+                    request_method=request.method,
+                    violation=delivery.violation,
+                )
         finally:
             done.set()
 
@@ -612,9 +619,22 @@ class _StdioServer:
             async with anyio.create_task_group() as tg:
                 for index, (request, delivery) in enumerate(requests):
                     tg.start_soon(one, index, request, delivery)
-            answers = [r.to_json() for r in responses if r is not None]
-            if answers:
-                await self._write(answers)
+            gate = self.engine.gate
+            answers = [
+                r.to_json()
+                for r, (request, delivery) in zip(responses, requests, strict=True)
+                if r is not None
+                and gate.admit(
+                    r,
+                    where=f"{delivery.origin}: the batch response to request {request.id!r}",
+                    request_method=request.method,
+                    violation=delivery.violation,
+                )
+            ]
+            if gate.failed:
+                await self._mock_error()
+            elif answers:
+                await self._write(answers, checked=True)
         finally:
             done.set()
 
@@ -622,8 +642,10 @@ class _StdioServer:
         """Delay, `before` messages, the client's answers, then the response (or a fault)."""
         if delivery.delay_ms:
             await anyio.sleep(delivery.delay_ms / 1000)
-        for message in delivery.before:
-            await self._write(message)
+        marks = delivery.before_marks or [None] * len(delivery.before)
+        for index, (message, mark) in enumerate(zip(delivery.before, marks, strict=True)):
+            where = f"{delivery.origin}: before message {index} (request {request_id!r})"
+            await self._write(message, where=where, violation=mark)
         for server_request in delivery.awaits:
             if not await self._await_answer(server_request):
                 why = "stdin closed" if self._eof.is_set() else f"{self.answer_timeout:g} s passed"
@@ -664,8 +686,20 @@ class _StdioServer:
         value: Message | Mapping[str, Any] | list[Any],
         *,
         then_hang: Mapping[str, Any] | None = None,
+        where: str = "a message of the stdio transport",
+        request_method: str | None = None,
+        violation: str | None = None,
+        checked: bool = False,
     ) -> None:
+        """Write one message (or a batch whose members were `checked`) after the send gate."""
         as_json = value.to_json() if not isinstance(value, (Mapping, list)) else value
+        if not checked and not isinstance(as_json, list):
+            admitted = self.engine.gate.admit(
+                as_json, where=where, request_method=request_method, violation=violation
+            )
+            if not admitted:
+                await self._mock_error()
+                return
         text = encode(value)
         async with self._write_lock:
             if self._hung:
@@ -684,6 +718,12 @@ class _StdioServer:
                     "note", text="the server hangs: it answers nothing from now on"
                 )
                 self._hung = True
+
+    async def _mock_error(self) -> None:
+        """End the run after the gate refused a message: the harness's fault, not the client's."""
+        await self._log(self.engine.gate.describe())
+        self._stop(MOCK_ERROR_EXIT, "mock_error")
+        await anyio.lowlevel.checkpoint()  # the stop cancels this task here
 
     async def _write_raw(self, data: bytes) -> None:
         async with self._write_lock:
@@ -723,7 +763,9 @@ class _StdioServer:
                     if self._hung:
                         break
                     if action.kind == "send":
-                        await self._write(action.payload)
+                        await self._write(
+                            action.payload, where=action.step.label, violation=action.violation
+                        )
                     else:
                         await self._fault(action.payload, reply_to=None)
 

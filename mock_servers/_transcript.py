@@ -26,6 +26,9 @@ microseconds) and `kind`; the other members depend on the kind (docs/transcripts
     unconsumed     steps (labels of expected steps never consumed)
     refusal        request, status, rule, reason (text), scripted: the HTTP mock refused
                    that request with a 4xx (recorded before the response)
+    mock_error     where, revision, pointer, reason, message: the send gate refused a
+                   message the mock was about to send (invalid for its revision, and not
+                   marked as a deliberate violation); nothing was sent, and the run ends
 
 A refusal is recorded for every HTTP request the mock refuses with a 4xx of its own, on
 any method or path; a scripted reply with a 4xx status is an answer, not a refusal.

@@ -495,7 +495,8 @@ async def test_delays_hold_back_the_reply_and_what_follows_a_delay_step() -> Non
             called = await client.post("/mcp", json=body, headers=headers)
             assert anyio.current_time() - started >= 0.05
             assert "result" in called.json()
-    assert called.json() == {"jsonrpc": "2.0", "id": "add", "result": {}}
+    # A fault-only reply gets the smallest valid result for the method.
+    assert called.json() == {"jsonrpc": "2.0", "id": "add", "result": {"content": []}}
 
 
 async def test_standalone_garbage_and_close_stream_steps_act_on_the_get_stream() -> None:
@@ -660,7 +661,7 @@ async def test_close_stream_ends_the_stream_before_the_response_and_keeps_it() -
         resume = {**headers, "last-event-id": log.id or ""}
         async with client.stream("GET", "/mcp", headers=resume) as stream:
             [answer] = await Events(stream).rest()
-    assert message_of(answer) == {"jsonrpc": "2.0", "id": 5, "result": {}}
+    assert message_of(answer) == {"jsonrpc": "2.0", "id": 5, "result": {"content": []}}
 
 
 # -- 2026-07-28 ------------------------------------------------------------------------------

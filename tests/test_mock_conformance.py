@@ -919,7 +919,7 @@ def test_marks_sit_on_the_messages_they_are_meant_for() -> None:
 def test_the_documented_mark_example_is_a_valid_step() -> None:
     text = (Path(__file__).resolve().parents[1] / "docs" / "scripts.md").read_text()
     section = text.split("## Conformance", 1)[1].split("\n## ", 1)[0]
-    blocks = [b.split("```", 1)[0] for b in section.split("```json\n")[1:]]
+    blocks = [b.split("```", 1)[0] for b in section.split("```json step\n")[1:]]
     assert blocks, "the Conformance section shows a marked message"
     for block in blocks:
         script = _script([json.loads(block)])

@@ -53,7 +53,14 @@ from mock_servers._engine import (
     HttpInfo,
     Outcome,
 )
-from mock_servers._http_headers import HEADER_MISMATCH, accepts, header_mismatch, loopback_origin
+from mock_servers._http_headers import (
+    HEADER_MISMATCH,
+    ParamHeaders,
+    accepts,
+    declared_param_headers,
+    header_mismatch,
+    loopback_origin,
+)
 from mock_servers._http_streams import Plan, Push, SseStream, StreamHub
 from mock_servers._http_wire import (
     Exchange,
@@ -160,6 +167,14 @@ class HttpMock:
             answer_timeout=answer_timeout,
         )
         self._requests = 0
+        # 2026-07-28: the Mcp-Param-* headers of each tool, from the tool definitions the
+        # script lists (a real server knows its tools before any tools/list), then from
+        # the newest tools/list answer the mock sent.
+        self._param_headers: dict[str, ParamHeaders] = {}
+        for step in script.steps:
+            reply = step.raw.get("reply") if step.kind == "expect" else None
+            if step.raw.get("expect", {}).get("method") == "tools/list" and reply:
+                self._learn_tools(reply.get("result"))
         self._initial: list[Action] | None = self.engine.start()
         self._finished = False
 
@@ -192,14 +207,22 @@ class HttpMock:
         text: str = "",
         headers: Mapping[str, str] | None = None,
         reached_engine: bool = False,
+        header: str | None = None,
     ) -> None:
         """Record a 4xx refusal of request `ex`, then answer it (`error` as JSON, or `text`).
 
         The JSON-RPC messages of a refused POST body are recorded as client `message`
         entries with a `refused` member, unless the engine already recorded them.
+        `header` names the request header at fault, when one is.
         """
         self._record_refusal(
-            ex, status, rule, reason, scripted=scripted, reached_engine=reached_engine
+            ex,
+            status,
+            rule,
+            reason,
+            scripted=scripted,
+            reached_engine=reached_engine,
+            header=header,
         )
         if error is not None:
             self.hub.record_sent(error.to_json(), ex.channel)
@@ -217,6 +240,7 @@ class HttpMock:
         *,
         scripted: bool,
         reached_engine: bool,
+        header: str | None = None,
     ) -> None:
         refused = {"status": status, "rule": rule, "scripted": scripted}
         if ex.method == "POST" and not reached_engine:
@@ -228,7 +252,8 @@ class HttpMock:
                     channel=ex.channel,
                     refused=refused,
                 )
-        self.transcript.record("refusal", request=ex.number, reason=reason, **refused)
+        at_fault = {} if header is None else {"header": header}
+        self.transcript.record("refusal", request=ex.number, reason=reason, **refused, **at_fault)
 
     # -- ASGI ----------------------------------------------------------------------------
 
@@ -472,10 +497,13 @@ class HttpMock:
         request_id = parsed.id if isinstance(parsed, Request) else None
         if self.engine.stateless:
             if isinstance(parsed, Request):
-                reason = header_mismatch(ex.headers, parsed)
-                if reason is not None:
-                    error = _error(request_id, HEADER_MISMATCH, f"Header mismatch: {reason}")
-                    await self._refuse(ex, 400, "header-mismatch", reason, error=error)
+                found = header_mismatch(ex.headers, parsed, self._called_tool_headers(parsed))
+                if found is not None:
+                    text = f"Header mismatch: {found.reason}"
+                    error = _error(request_id, HEADER_MISMATCH, text)
+                    await self._refuse(
+                        ex, 400, "header-mismatch", found.reason, error=error, header=found.header
+                    )
                     return
         elif not any(isinstance(m, Request) and m.method == "initialize" for m in messages):
             if not await self._session_ok(ex, request_id):
@@ -487,6 +515,14 @@ class HttpMock:
             return
         outcome = self.engine.handle(parsed, http=self._http_info(ex), channel=ex.channel)
         self._record_engine_refusal(ex, outcome)
+        delivery = outcome.delivery
+        if (
+            isinstance(parsed, Request)
+            and parsed.method == "tools/list"
+            and delivery is not None
+            and isinstance(delivery.response, Response)
+        ):
+            self._learn_tools(delivery.response.result)
         later = self._apply_actions(outcome.actions)
         async with anyio.create_task_group() as tg:
             if later:
@@ -515,6 +551,20 @@ class HttpMock:
             value = [r.to_json() for r in responses]
             self.hub.record_sent(value, ex.channel)
             await ex.respond_json(200, value, headers)
+
+    def _learn_tools(self, result: Any) -> None:
+        tools = result.get("tools") if isinstance(result, dict) else None
+        for tool in tools if isinstance(tools, list) else []:
+            if isinstance(tool, dict) and isinstance(tool.get("name"), str):
+                self._param_headers[tool["name"]] = declared_param_headers(tool.get("inputSchema"))
+
+    def _called_tool_headers(self, request: Request) -> ParamHeaders:
+        """The arguments a `tools/call` must mirror as Mcp-Param-* (none for other methods
+        and for tools the mock does not serve)."""
+        if request.method != "tools/call" or not isinstance(request.params, dict):
+            return ()
+        name = request.params.get("name")
+        return self._param_headers.get(name, ()) if isinstance(name, str) else ()
 
     def _record_engine_refusal(self, ex: Exchange, outcome: Outcome) -> None:
         """A refusal entry for the engine's own 4xx answers (2026-07-28), not scripted ones."""

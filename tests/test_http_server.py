@@ -695,6 +695,132 @@ async def test_2026_header_mismatch_is_400_with_32020(headers: dict[str, str], r
     assert entries(mock_of(app), "step") == []
 
 
+ROUTE_ARGS = {"region": "日本", "query": "q"}
+ROUTE_HEADER = "=?base64?5pel5pys?="  # 日本
+
+
+@pytest.mark.parametrize(
+    ("arguments", "param", "reason"),
+    [
+        (ROUTE_ARGS, None, "the Mcp-Param-Region header is missing (arguments.region is '日本')"),
+        (ROUTE_ARGS, "=?base64?!!!?=", "Mcp-Param-Region header '=?base64?!!!?=' is not a valid"),
+        (ROUTE_ARGS, "=?base64?5pel5p?=", "is not a valid header value"),  # not canonical
+        (ROUTE_ARGS, "us-west1", "'us-west1' does not match arguments.region '日本'"),
+        ({"query": "q"}, "us-west1", "header is 'us-west1' but arguments.region has no value"),
+    ],
+)
+async def test_2026_mcp_param_headers_are_checked_against_the_arguments(
+    arguments: dict[str, Any], param: str | None, reason: str
+) -> None:
+    app = create_app(fixture("stateless/param-headers.json"))
+    body, wire = modern("tools/call", 7, {"name": "route", "arguments": arguments})
+    if param is not None:
+        wire["mcp-param-region"] = param
+    async with in_process(app) as client:
+        response = await client.post("/mcp", json=body, headers=wire)
+    assert response.status_code == 400, response.text
+    error = response.json()["error"]
+    assert (response.json()["id"], error["code"]) == (7, -32020)
+    assert reason in error["message"]
+    [refusal] = entries(mock_of(app), "refusal")
+    assert (refusal["status"], refusal["rule"], refusal["scripted"]) == (
+        400,
+        "header-mismatch",
+        False,
+    )
+    assert (refusal["header"], reason in refusal["reason"]) == ("Mcp-Param-Region", True)
+    assert entries(mock_of(app), "step") == []  # the call never reached the script
+
+
+@pytest.mark.parametrize(
+    ("arguments", "headers"),
+    [
+        (ROUTE_ARGS, {"MCP-PARAM-REGION": ROUTE_HEADER}),  # names are case-insensitive
+        ({"region": "us-west1", "query": "q"}, {"mcp-param-region": "us-west1"}),
+        ({"region": None, "query": "q"}, {}),  # null: no header is due
+    ],
+)
+async def test_2026_mirrored_arguments_pass_once_decoded(
+    arguments: dict[str, Any], headers: dict[str, str]
+) -> None:
+    app = create_app(fixture("stateless/param-headers.json"))
+    body, wire = modern("tools/call", 7, {"name": "route", "arguments": arguments})
+    async with in_process(app) as client:
+        response = await client.post("/mcp", json=body, headers={**wire, **headers})
+    assert response.status_code == 200, response.text
+    assert entries(mock_of(app), "refusal") == []
+
+
+@pytest.mark.parametrize(
+    ("value", "header", "status"),
+    [
+        (42, "42", 200),
+        (42, "42.0", 200),
+        (42, "43", 400),
+        (42, "4_2", 400),
+        (True, "true", 200),
+        (True, "True", 400),
+        (False, "false", 200),
+    ],
+)
+async def test_2026_integer_and_boolean_arguments_are_compared_as_values(
+    value: Any, header: str, status: int
+) -> None:
+    kind = "boolean" if isinstance(value, bool) else "integer"
+    tool = {
+        "name": "count",
+        "inputSchema": {
+            "type": "object",
+            "properties": {"n": {"type": kind, "x-mcp-header": "N"}},
+        },
+    }
+    script = inline(
+        [
+            {"expect": {"method": "tools/list"}, "reply": {"result": {"tools": [tool]}}},
+            {
+                "expect": {"method": "tools/call"},
+                "repeat": True,
+                "reply": {"result": {"content": []}},
+            },
+        ],
+        revisions=["2026-07-28"],
+    )
+    app = create_app(script)
+    body, wire = modern("tools/call", 3, {"name": "count", "arguments": {"n": value}})
+    async with in_process(app) as client:
+        response = await client.post("/mcp", json=body, headers={**wire, "mcp-param-n": header})
+    assert response.status_code == status, response.text
+
+
+async def test_2026_the_mirrored_arguments_follow_the_newest_tools_list_answer() -> None:
+    def listing(header: str) -> dict[str, Any]:
+        schema = {"type": "object", "properties": {"a": {"type": "string", "x-mcp-header": header}}}
+        return {"result": {"tools": [{"name": "t", "inputSchema": schema}]}}
+
+    script = inline(
+        [
+            {"expect": {"method": "tools/list"}, "reply": listing("Old")},
+            {"expect": {"method": "tools/list"}, "reply": listing("New")},
+            {
+                "expect": {"method": "tools/call"},
+                "repeat": True,
+                "reply": {"result": {"content": []}},
+            },
+        ],
+        revisions=["2026-07-28"],
+    )
+    app = create_app(script)
+    call, wire = modern("tools/call", 3, {"name": "t", "arguments": {"a": "x"}})
+    async with in_process(app) as client:
+        for request_id in (1, 2):
+            body, list_wire = modern("tools/list", request_id)
+            assert (await client.post("/mcp", json=body, headers=list_wire)).status_code == 200
+        old = await client.post("/mcp", json=call, headers={**wire, "mcp-param-old": "x"})
+        new = await client.post("/mcp", json=call, headers={**wire, "mcp-param-new": "x"})
+    assert "the Mcp-Param-New header is missing" in old.json()["error"]["message"]
+    assert new.status_code == 200
+
+
 async def test_2026_decodes_the_base64_mcp_name_and_has_no_sessions_get_or_delete() -> None:
     app = create_app(fixture("tools/list-and-call.json"), revision="2026-07-28")
     body, wire = modern("tools/call", 7, {"name": "add", "arguments": {"a": 1, "b": 2}})

@@ -33,6 +33,7 @@ from harness.protocol import (
     INVALID_PARAMS,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
+    STATELESS_REVISIONS,
     Batch,
     ErrorObject,
     ErrorResponse,
@@ -171,6 +172,11 @@ class HttpMock:
         # script lists (a real server knows its tools before any tools/list), then from
         # the newest tools/list answer the mock sent.
         self._param_headers: dict[str, ParamHeaders] = {}
+        # The initialization window: the versions clients offered in `initialize`, and the
+        # ids of the server requests sent before its response (a client answers those
+        # before it knows the negotiated version, so with the offered one).
+        self._offered_versions: set[str] = set()
+        self._initialization_requests: set[RequestId] = set()
         for step in script.steps:
             reply = step.raw.get("reply") if step.kind == "expect" else None
             if step.raw.get("expect", {}).get("method") == "tools/list" and reply:
@@ -340,14 +346,21 @@ class HttpMock:
 
     # -- sessions and request headers (2025-03-26 .. 2025-11-25) --------------------------
 
-    async def _session_ok(self, ex: Exchange, request_id: RequestId | None) -> bool:
+    async def _session_ok(
+        self, ex: Exchange, request_id: RequestId | None, *, optional: bool = False
+    ) -> bool:
+        """Whether the request's session is one the mock serves (404 or 400 if not).
+
+        `optional`: an initialization answer may come without the session id, which
+        arrives on the same response as the initialize result.
+        """
         if not self.settings.sessions:
             return True
         sid = ex.headers.get("mcp-session-id")
         if sid is None:
             # Before any session exists a POST is let through, so that a dual-era
             # client's `server/discover` probe reaches the engine (and gets -32601).
-            if ex.method == "POST" and not self.sessions:
+            if optional or (ex.method == "POST" and not self.sessions):
                 return True
             text = "Bad Request: Mcp-Session-Id required"
             error = _error(request_id, INVALID_REQUEST, text)
@@ -375,8 +388,17 @@ class HttpMock:
             versions.add(self.engine.negotiated_version)
         return versions
 
-    async def _version_ok(self, ex: Exchange, request_id: RequestId | None) -> bool:
-        """From 2025-06-18, after initialize: MCP-Protocol-Version must be supported."""
+    async def _version_ok(
+        self, ex: Exchange, request_id: RequestId | None, *, initialization_answer: bool = False
+    ) -> bool:
+        """From 2025-06-18: an MCP-Protocol-Version header must name a version the mock
+        serves, session or not (initialize, which negotiates one, is not checked).
+
+        Absent, it is taken as 2025-03-26. Two exceptions: a client's answer to a server
+        request sent during initialization may carry the version it offered, and before
+        initialization a dual-era client's modern request (its era probe) goes to the
+        script, which says how this legacy server answers it.
+        """
         if self.revision < "2025-06-18":
             return True
         initialized = (
@@ -384,18 +406,46 @@ class HttpMock:
             if self.settings.sessions
             else self.engine.negotiated_version is not None
         )
-        if not initialized:
-            return True
         version = ex.headers.get("mcp-protocol-version")
         if version is None:
-            self._note(f"request {ex.number}: no MCP-Protocol-Version header (taken as 2025-03-26)")
+            if initialized:
+                self._note(
+                    f"request {ex.number}: no MCP-Protocol-Version header (taken as 2025-03-26)"
+                )
             return True
         if version in self._accepted_versions():
+            return True
+        if initialization_answer and version in self._offered_versions:
+            self._note(
+                f"request {ex.number}: answers a server request sent during initialization, "
+                f"with the offered version {version!r}"
+            )
+            return True
+        if not initialized and version in STATELESS_REVISIONS:
             return True
         text = f"Bad Request: unsupported MCP-Protocol-Version {version!r}"
         error = _error(request_id, INVALID_REQUEST, text)
         await self._refuse(ex, 400, "protocol-version", text, error=error)
         return False
+
+    def _open_initialization(self, request: Request, delivery: Delivery | None) -> None:
+        """Remember what an initialize opens: the version the client offered, and the
+        server requests that go out before its response (`before`)."""
+        params = request.params if isinstance(request.params, dict) else {}
+        offered = params.get("protocolVersion")
+        if isinstance(offered, str):
+            self._offered_versions.add(offered)
+        if delivery is not None:
+            self._initialization_requests.update(delivery.awaits)
+
+    def _initialization_answer(self, messages: list[Message]) -> bool:
+        """Whether a POST holds only answers to server requests sent during initialization."""
+        return bool(messages) and all(
+            isinstance(m, (Response, ErrorResponse))
+            and m.id is not None
+            and m.id in self._initialization_requests
+            for m in messages
+        )
 
     def _mint_session(self, message: Message, response: Message | None) -> dict[str, str]:
         """The session header for a successful initialize response (when sessions are on)."""
@@ -506,9 +556,10 @@ class HttpMock:
                     )
                     return
         elif not any(isinstance(m, Request) and m.method == "initialize" for m in messages):
-            if not await self._session_ok(ex, request_id):
+            answer = self._initialization_answer(messages)
+            if not await self._session_ok(ex, request_id, optional=answer):
                 return
-            if not await self._version_ok(ex, request_id):
+            if not await self._version_ok(ex, request_id, initialization_answer=answer):
                 return
         if isinstance(parsed, Batch):
             await self._post_batch(ex, parsed)
@@ -516,6 +567,8 @@ class HttpMock:
         outcome = self.engine.handle(parsed, http=self._http_info(ex), channel=ex.channel)
         self._record_engine_refusal(ex, outcome)
         delivery = outcome.delivery
+        if isinstance(parsed, Request) and parsed.method == "initialize":
+            self._open_initialization(parsed, delivery)
         if (
             isinstance(parsed, Request)
             and parsed.method == "tools/list"

@@ -48,7 +48,11 @@ false when the client broke a transport rule. The rules:
                        scripted when an expire_session fault ended it (the request whose
                        step carries that fault is answered 404 too: its message reached
                        the engine, so it has no `refused` member)
-    protocol-version   400: an unsupported MCP-Protocol-Version header
+    protocol-version   400: an MCP-Protocol-Version header (2025-06-18 .. 2025-11-25)
+                       naming no version the mock serves, before a session exists too;
+                       never on initialize, nor on an answer to a server request sent
+                       during initialization that carries the offered version, nor on
+                       a modern (2026-07-28) request before initialization (an era probe)
     header-mismatch    400 (-32020, 2026-07-28): request headers disagree with the body:
                        a standard header (MCP-Protocol-Version, Mcp-Method, Mcp-Name) or
                        an Mcp-Param-* header that the called tool's x-mcp-header asks

@@ -307,6 +307,85 @@ async def test_the_protocol_version_header_is_checked_after_initialize() -> None
     assert any("no MCP-Protocol-Version header" in text for text in notes(mock_of(app)))
 
 
+@pytest.mark.parametrize("sessions", [True, False])
+@pytest.mark.parametrize("version", ["1999-01-01", "not a version", "2025-03-26"])
+async def test_a_fresh_server_refuses_a_version_header_it_does_not_serve(
+    version: str, sessions: bool
+) -> None:
+    steps = [{"expect": {"method": "tools/list"}, "reply": {"result": TOOLS}}]
+    app = create_app(inline(steps, http={"sessions": sessions}), revision="2025-11-25")
+    headers = {**ACCEPT, "mcp-protocol-version": version}
+    async with in_process(app) as client:
+        response = await client.post("/mcp", json=request("tools/list"), headers=headers)
+    assert response.status_code == 400, response.text
+    assert version in response.json()["error"]["message"]
+    [refusal] = entries(mock_of(app), "refusal")
+    assert (refusal["rule"], refusal["scripted"]) == ("protocol-version", False)
+    assert entries(mock_of(app), "step") == []
+
+
+async def test_before_a_session_initialize_and_a_dual_era_probe_are_not_refused() -> None:
+    app = create_app(fixture("tools/list-and-call.json"), revision="2025-11-25")
+    async with in_process(app) as client:
+        # A modern request (an era probe) is the script's to answer: -32601 here.
+        probe = await client.post(
+            "/mcp",
+            json=request("server/discover"),
+            headers={**ACCEPT, "mcp-protocol-version": "2026-07-28"},
+        )
+        # initialize negotiates the version: a header on it is not checked.
+        offered = {**ACCEPT, "mcp-protocol-version": "2099-01-01"}
+        init = await client.post("/mcp", json=initialize_request("2099-01-01"), headers=offered)
+    assert (probe.status_code, probe.json()["error"]["code"]) == (200, -32601)
+    assert init.status_code == 200
+    assert entries(mock_of(app), "refusal") == []
+
+
+def _early_ping_script() -> Script:
+    """A 2025-06-18 server that pings the client before it answers initialize."""
+    initialize_step = {
+        "expect": {"method": "initialize"},
+        "reply": {"before": [{"id": "early", "method": "ping"}]},
+    }
+    tools_step = {"expect": {"method": "tools/list"}, "reply": {"result": TOOLS}}
+    return inline([initialize_step, tools_step], revisions=["2025-06-18"])
+
+
+@pytest.mark.parametrize("with_session", [True, False])
+async def test_an_answer_to_a_request_sent_during_initialization_is_accepted(
+    with_session: bool,
+) -> None:
+    # The client offers 2025-11-25 and learns that the server speaks 2025-06-18 only from
+    # the initialize result, which comes after the ping: its answer carries the offer.
+    app = create_app(_early_ping_script())
+    async with in_process(app) as client:
+        body = initialize_request("2025-11-25")
+        async with client.stream("POST", "/mcp", json=body, headers=ACCEPT) as init:
+            events = Events(init)
+            ping = message_of(await events.next())
+            assert (ping["id"], ping["method"]) == ("early", "ping")
+            headers = {**ACCEPT, "mcp-protocol-version": "2025-11-25"}
+            if with_session:
+                headers["mcp-session-id"] = init.headers["mcp-session-id"]
+            answer = {"jsonrpc": "2.0", "id": "early", "result": {}}
+            answered = await client.post("/mcp", json=answer, headers=headers)
+            assert answered.status_code == 202, answered.text
+            result = message_of(await events.next())
+        assert result["result"]["protocolVersion"] == "2025-06-18"
+        # After initialization the offered version is no longer good.
+        later = {
+            **ACCEPT,
+            "mcp-protocol-version": "2025-11-25",
+            "mcp-session-id": init.headers["mcp-session-id"],
+        }
+        listed = await client.post("/mcp", json=request("tools/list"), headers=later)
+        assert listed.status_code == 400
+    mock = mock_of(app)
+    assert answer in mock.transcript.client_messages()
+    assert [r["rule"] for r in entries(mock, "refusal")] == ["protocol-version"]
+    assert any("answers a server request sent during initialization" in n for n in notes(mock))
+
+
 async def test_2025_03_26_has_no_protocol_version_header_to_check() -> None:
     app = create_app(fixture("tools/list-and-call.json"), revision="2025-03-26")
     async with in_process(app) as client:

@@ -72,6 +72,7 @@ from mock_servers._http_wire import (
     items_from_script,
 )
 from mock_servers._script import Script
+from mock_servers._subscriptions import with_subscription_id
 from mock_servers._transcript import Transcript
 
 __all__ = [
@@ -705,6 +706,15 @@ class HttpMock:
             # A notification or response whose step scripts a status or headers.
             await ex.respond(delivery.status or 202, delivery.headers, b"")
             return
+        if (
+            self.engine.stateless
+            and isinstance(message, Request)
+            and message.method == "subscriptions/listen"
+            and isinstance(response, Response)
+        ):
+            # The result that ends a subscription names it, as its notifications do.
+            marked = with_subscription_id(response.to_json(), response.id)
+            response = Response(response.id, marked["result"])
         if as_sse and isinstance(message, Request):
             await self._deliver_sse(ex, message, delivery, response, kind, fault)
         else:
@@ -777,6 +787,9 @@ class HttpMock:
         listen = self.engine.stateless and message.method == "subscriptions/listen"
         session = None if self.engine.stateless else ex.headers.get("mcp-session-id")
         stream = self.hub.new_stream(ex.number, "listen" if listen else "post", session, message.id)
+        params = message.params if isinstance(message.params, dict) else {}
+        if listen and isinstance(params.get("notifications"), dict):
+            stream.notifications = params["notifications"]
         stream.plan = Plan(
             items_from_script(
                 delivery.sse.get("events"), delivery.before, delivery.sse.get("retry")

@@ -46,6 +46,7 @@ ACCEPT = {"accept": "application/json, text/event-stream"}
 META_VERSION = "io.modelcontextprotocol/protocolVersion"
 META_CAPS = "io.modelcontextprotocol/clientCapabilities"
 LISTEN = {"notifications": {"toolsListChanged": True}}
+SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
 LOG = {"method": "notifications/message", "params": {"level": "info", "data": "x"}}
 TOOLS = {
     "tools": [
@@ -942,15 +943,90 @@ async def test_2026_sends_go_to_the_listen_stream_and_closing_it_is_a_cancellati
             events = Events(listen)
             ack = message_of(await events.next())
             assert ack["method"] == "notifications/subscriptions/acknowledged"
+            assert ack["params"]["_meta"] == {SUBSCRIPTION_ID: 1}
             body, wire = modern("tools/list", 2)
             listed = await client.post("/mcp", json=body, headers=wire)
             assert listed.status_code == 200
             changed = message_of(await events.next())
-            assert changed == {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
+            assert changed == {
+                "jsonrpc": "2.0",
+                "method": "notifications/tools/list_changed",
+                "params": {"_meta": {SUBSCRIPTION_ID: 1}},
+            }
     mock = mock_of(app)
     end = entries(mock, "http_end")[-1]
     assert (end["request"], end["how"]) == (1, "client_closed")
     assert any("request 1: the client closed stream s1" in n for n in notes(mock))
+
+
+def _listen_step(**reply: Any) -> dict[str, Any]:
+    ack = {
+        "method": "notifications/subscriptions/acknowledged",
+        "params": {"notifications": {"toolsListChanged": True}},
+    }
+    return {
+        "expect": {"method": "subscriptions/listen"},
+        "repeat": True,
+        "reply": reply or {"before": [ack], "fault": {"kind": "hang"}},
+    }
+
+
+async def test_2026_a_notification_goes_only_to_the_listen_streams_that_opted_in() -> None:
+    def send(method: str, **params: Any) -> dict[str, Any]:
+        return {"send": {"method": method, **({"params": params} if params else {})}}
+
+    script = inline(
+        [
+            _listen_step(),
+            {"expect": {"method": "tools/list"}, "reply": {"result": TOOLS}},
+            send("notifications/message", level="info", data="request-scoped"),
+            send("notifications/prompts/list_changed"),
+            send("notifications/tools/list_changed"),
+            send("notifications/resources/updated", uri="file:///a/b"),
+            send("notifications/resources/updated", uri="file:///ab"),
+        ],
+        revisions=["2026-07-28"],
+    )
+    app = create_app(script)
+    tools_only = {"notifications": {"toolsListChanged": True}}
+    prompts_and_a = {
+        "notifications": {"promptsListChanged": True, "resourceSubscriptions": ["file:///a"]}
+    }
+    async with in_process(app) as client:
+        body_a, wire_a = modern("subscriptions/listen", "a", tools_only)
+        body_b, wire_b = modern("subscriptions/listen", "b", prompts_and_a)
+        async with (
+            client.stream("POST", "/mcp", json=body_a, headers=wire_a) as stream_a,
+            client.stream("POST", "/mcp", json=body_b, headers=wire_b) as stream_b,
+        ):
+            events_a, events_b = Events(stream_a), Events(stream_b)
+            acks = [message_of(await events_a.next()), message_of(await events_b.next())]
+            body, wire = modern("tools/list", 2)
+            assert (await client.post("/mcp", json=body, headers=wire)).status_code == 200
+            got_a = [message_of(await events_a.next())]
+            got_b = [message_of(await events_b.next()) for _ in range(2)]
+    assert [a["params"]["_meta"][SUBSCRIPTION_ID] for a in acks] == ["a", "b"]
+    assert [(m["method"], m["params"]["_meta"][SUBSCRIPTION_ID]) for m in got_a] == [
+        ("notifications/tools/list_changed", "a")
+    ]
+    assert [(m["method"], m["params"]["_meta"][SUBSCRIPTION_ID]) for m in got_b] == [
+        ("notifications/prompts/list_changed", "b"),
+        ("notifications/resources/updated", "b"),
+    ]
+    assert got_b[1]["params"]["uri"] == "file:///a/b"  # a sub-resource; file:///ab is not
+    sent = [m for m in entries(mock_of(app), "message") if m["direction"] == "server"]
+    assert "notifications/message" not in [m["message"].get("method") for m in sent]
+    assert any("'notifications/message' not sent" in n for n in notes(mock_of(app)))
+
+
+async def test_2026_the_result_that_ends_a_listen_stream_names_the_subscription() -> None:
+    script = inline([_listen_step(result={})], revisions=["2026-07-28"])
+    app = create_app(script)
+    body, wire = modern("subscriptions/listen", 4, LISTEN)
+    async with in_process(app) as client:
+        response = await client.post("/mcp", json=body, headers=wire)
+    result = response.json()["result"]
+    assert (result["resultType"], result["_meta"]) == ("complete", {SUBSCRIPTION_ID: 4})
 
 
 async def test_2026_a_send_due_before_any_listen_stream_waits_for_one() -> None:

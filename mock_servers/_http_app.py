@@ -173,15 +173,15 @@ class HttpMock:
         # script lists (a real server knows its tools before any tools/list), then from
         # the newest tools/list answer the mock sent.
         self._param_headers: dict[str, ParamHeaders] = {}
+        for step in script.steps:
+            reply = step.raw.get("reply") if step.kind == "expect" else None
+            if step.raw.get("expect", {}).get("method") == "tools/list" and reply:
+                self._learn_tools(reply.get("result"))
         # The initialization window: the versions clients offered in `initialize`, and the
         # ids of the server requests sent before its response (a client answers those
         # before it knows the negotiated version, so with the offered one).
         self._offered_versions: set[str] = set()
         self._initialization_requests: set[RequestId] = set()
-        for step in script.steps:
-            reply = step.raw.get("reply") if step.kind == "expect" else None
-            if step.raw.get("expect", {}).get("method") == "tools/list" and reply:
-                self._learn_tools(reply.get("result"))
         self._initial: list[Action] | None = self.engine.start()
         self._finished = False
 

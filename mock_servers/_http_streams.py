@@ -30,14 +30,7 @@ from mock_servers._http_wire import Exchange, SseItem, render_item
 from mock_servers._subscriptions import listenable, subscribed, with_subscription_id
 from mock_servers._transcript import Transcript
 
-__all__ = [
-    "Ending",
-    "Plan",
-    "Push",
-    "SseStream",
-    "StreamHub",
-    "StreamKind",
-]
+__all__ = ["Ending", "Plan", "Push", "SseStream", "StreamHub", "StreamKind"]
 
 StreamKind = Literal["post", "listen", "get", "legacy"]
 # How a streamed response ended, as recorded in `http_end` entries.

@@ -138,7 +138,8 @@ def _refusal_causes(run: ScenarioRun) -> list[RootCause]:
         rule = str(refusal.get("rule"))
         method = methods.get(refusal.get("request"))
         root = (
-            _REFUSAL_ROOTS.get((rule, method))
+            _param_header_root(refusal)
+            or _REFUSAL_ROOTS.get((rule, method))
             or _REFUSAL_ROOTS.get((rule, run.transport))
             or _REFUSAL_ROOTS.get((rule, None))
         )
@@ -153,6 +154,13 @@ def _refusal_causes(run: ScenarioRun) -> list[RootCause]:
         )
         for root, refusals in found.items()
     ]
+
+
+def _param_header_root(refusal: Mapping[str, Any]) -> str | None:
+    """An Mcp-Param-* header mismatch (the refusal's `header`) is HM-4's rule, not the
+    standard headers'."""
+    param = str(refusal.get("header", "")).lower().startswith("mcp-param-")
+    return "stateless.x-mcp-header" if refusal.get("rule") == "header-mismatch" and param else None
 
 
 def _handshake_causes(run: ScenarioRun, connect: Operation) -> list[RootCause]:

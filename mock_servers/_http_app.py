@@ -33,6 +33,7 @@ from harness.protocol import (
     INVALID_PARAMS,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
+    STATELESS_REVISIONS,
     Batch,
     ErrorObject,
     ErrorResponse,
@@ -54,7 +55,14 @@ from mock_servers._engine import (
     HttpInfo,
     Outcome,
 )
-from mock_servers._http_headers import HEADER_MISMATCH, accepts, header_mismatch, loopback_origin
+from mock_servers._http_headers import (
+    HEADER_MISMATCH,
+    ParamHeaders,
+    accepts,
+    declared_param_headers,
+    header_mismatch,
+    loopback_origin,
+)
 from mock_servers._http_streams import Plan, Push, SseStream, StreamHub
 from mock_servers._http_wire import (
     Exchange,
@@ -65,6 +73,7 @@ from mock_servers._http_wire import (
     items_from_script,
 )
 from mock_servers._script import Script, complete_stateless_result
+from mock_servers._subscriptions import with_subscription_id
 from mock_servers._transcript import Transcript
 
 __all__ = [
@@ -161,6 +170,19 @@ class HttpMock:
             answer_timeout=answer_timeout,
         )
         self._requests = 0
+        # 2026-07-28: the Mcp-Param-* headers of each tool, from the tool definitions the
+        # script lists (a real server knows its tools before any tools/list), then from
+        # the newest tools/list answer the mock sent.
+        self._param_headers: dict[str, ParamHeaders] = {}
+        for step in script.steps:
+            reply = step.raw.get("reply") if step.kind == "expect" else None
+            if step.raw.get("expect", {}).get("method") == "tools/list" and reply:
+                self._learn_tools(reply.get("result"))
+        # The initialization window: the versions clients offered in `initialize`, and the
+        # ids of the server requests sent before its response (a client answers those
+        # before it knows the negotiated version, so with the offered one).
+        self._offered_versions: set[str] = set()
+        self._initialization_requests: set[RequestId] = set()
         self._initial: list[Action] | None = self.engine.start()
         self._finished = False
 
@@ -193,14 +215,22 @@ class HttpMock:
         text: str = "",
         headers: Mapping[str, str] | None = None,
         reached_engine: bool = False,
+        header: str | None = None,
     ) -> None:
         """Record a 4xx refusal of request `ex`, then answer it (`error` as JSON, or `text`).
 
         The JSON-RPC messages of a refused POST body are recorded as client `message`
         entries with a `refused` member, unless the engine already recorded them.
+        `header` names the request header at fault, when one is.
         """
         self._record_refusal(
-            ex, status, rule, reason, scripted=scripted, reached_engine=reached_engine
+            ex,
+            status,
+            rule,
+            reason,
+            scripted=scripted,
+            reached_engine=reached_engine,
+            header=header,
         )
         if error is not None:
             if not self.engine.gate.admit(
@@ -223,6 +253,7 @@ class HttpMock:
         *,
         scripted: bool,
         reached_engine: bool,
+        header: str | None = None,
     ) -> None:
         refused = {"status": status, "rule": rule, "scripted": scripted}
         if ex.method == "POST" and not reached_engine:
@@ -234,7 +265,8 @@ class HttpMock:
                     channel=ex.channel,
                     refused=refused,
                 )
-        self.transcript.record("refusal", request=ex.number, reason=reason, **refused)
+        at_fault = {} if header is None else {"header": header}
+        self.transcript.record("refusal", request=ex.number, reason=reason, **refused, **at_fault)
 
     # -- ASGI ----------------------------------------------------------------------------
 
@@ -331,14 +363,21 @@ class HttpMock:
 
     # -- sessions and request headers (2025-03-26 .. 2025-11-25) --------------------------
 
-    async def _session_ok(self, ex: Exchange, request_id: RequestId | None) -> bool:
+    async def _session_ok(
+        self, ex: Exchange, request_id: RequestId | None, *, optional: bool = False
+    ) -> bool:
+        """Whether the request's session is one the mock serves (404 or 400 if not).
+
+        `optional`: an initialization answer may come without the session id, which
+        arrives on the same response as the initialize result.
+        """
         if not self.settings.sessions:
             return True
         sid = ex.headers.get("mcp-session-id")
         if sid is None:
             # Before any session exists a POST is let through, so that a dual-era
             # client's `server/discover` probe reaches the engine (and gets -32601).
-            if ex.method == "POST" and not self.sessions:
+            if optional or (ex.method == "POST" and not self.sessions):
                 return True
             text = "Bad Request: Mcp-Session-Id required"
             error = _error(request_id, INVALID_REQUEST, text)
@@ -366,8 +405,17 @@ class HttpMock:
             versions.add(self.engine.negotiated_version)
         return versions
 
-    async def _version_ok(self, ex: Exchange, request_id: RequestId | None) -> bool:
-        """From 2025-06-18, after initialize: MCP-Protocol-Version must be supported."""
+    async def _version_ok(
+        self, ex: Exchange, request_id: RequestId | None, *, initialization_answer: bool = False
+    ) -> bool:
+        """From 2025-06-18: an MCP-Protocol-Version header must name a version the mock
+        serves, session or not (initialize, which negotiates one, is not checked).
+
+        Absent, it is taken as 2025-03-26. Two exceptions: a client's answer to a server
+        request sent during initialization may carry the version it offered, and before
+        initialization a dual-era client's modern request (its era probe) goes to the
+        script, which says how this legacy server answers it.
+        """
         if self.revision < "2025-06-18":
             return True
         initialized = (
@@ -375,18 +423,46 @@ class HttpMock:
             if self.settings.sessions
             else self.engine.negotiated_version is not None
         )
-        if not initialized:
-            return True
         version = ex.headers.get("mcp-protocol-version")
         if version is None:
-            self._note(f"request {ex.number}: no MCP-Protocol-Version header (taken as 2025-03-26)")
+            if initialized:
+                self._note(
+                    f"request {ex.number}: no MCP-Protocol-Version header (taken as 2025-03-26)"
+                )
             return True
         if version in self._accepted_versions():
+            return True
+        if initialization_answer and version in self._offered_versions:
+            self._note(
+                f"request {ex.number}: answers a server request sent during initialization, "
+                f"with the offered version {version!r}"
+            )
+            return True
+        if not initialized and version in STATELESS_REVISIONS:
             return True
         text = f"Bad Request: unsupported MCP-Protocol-Version {version!r}"
         error = _error(request_id, INVALID_REQUEST, text)
         await self._refuse(ex, 400, "protocol-version", text, error=error)
         return False
+
+    def _open_initialization(self, request: Request, delivery: Delivery | None) -> None:
+        """Remember what an initialize opens: the version the client offered, and the
+        server requests that go out before its response (`before`)."""
+        params = request.params if isinstance(request.params, dict) else {}
+        offered = params.get("protocolVersion")
+        if isinstance(offered, str):
+            self._offered_versions.add(offered)
+        if delivery is not None:
+            self._initialization_requests.update(delivery.awaits)
+
+    def _initialization_answer(self, messages: list[Message]) -> bool:
+        """Whether a POST holds only answers to server requests sent during initialization."""
+        return bool(messages) and all(
+            isinstance(m, (Response, ErrorResponse))
+            and m.id is not None
+            and m.id in self._initialization_requests
+            for m in messages
+        )
 
     def _mint_session(self, message: Message, response: Message | None) -> dict[str, str]:
         """The session header for a successful initialize response (when sessions are on)."""
@@ -491,21 +567,35 @@ class HttpMock:
         request_id = parsed.id if isinstance(parsed, Request) else None
         if self.engine.stateless:
             if isinstance(parsed, Request):
-                reason = header_mismatch(ex.headers, parsed)
-                if reason is not None:
-                    error = _error(request_id, HEADER_MISMATCH, f"Header mismatch: {reason}")
-                    await self._refuse(ex, 400, "header-mismatch", reason, error=error)
+                found = header_mismatch(ex.headers, parsed, self._called_tool_headers(parsed))
+                if found is not None:
+                    text = f"Header mismatch: {found.reason}"
+                    error = _error(request_id, HEADER_MISMATCH, text)
+                    await self._refuse(
+                        ex, 400, "header-mismatch", found.reason, error=error, header=found.header
+                    )
                     return
         elif not any(isinstance(m, Request) and m.method == "initialize" for m in messages):
-            if not await self._session_ok(ex, request_id):
+            answer = self._initialization_answer(messages)
+            if not await self._session_ok(ex, request_id, optional=answer):
                 return
-            if not await self._version_ok(ex, request_id):
+            if not await self._version_ok(ex, request_id, initialization_answer=answer):
                 return
         if isinstance(parsed, Batch):
             await self._post_batch(ex, parsed)
             return
         outcome = self.engine.handle(parsed, http=self._http_info(ex), channel=ex.channel)
         self._record_engine_refusal(ex, outcome)
+        delivery = outcome.delivery
+        if isinstance(parsed, Request) and parsed.method == "initialize":
+            self._open_initialization(parsed, delivery)
+        if (
+            isinstance(parsed, Request)
+            and parsed.method == "tools/list"
+            and delivery is not None
+            and isinstance(delivery.response, Response)
+        ):
+            self._learn_tools(delivery.response.result)
         later = self._apply_actions(outcome.actions)
         async with anyio.create_task_group() as tg:
             if later:
@@ -543,6 +633,20 @@ class HttpMock:
             value = [r.to_json() for r in responses]
             self.hub.record_sent(value, ex.channel)
             await ex.respond_json(200, value, headers)
+
+    def _learn_tools(self, result: Any) -> None:
+        tools = result.get("tools") if isinstance(result, dict) else None
+        for tool in tools if isinstance(tools, list) else []:
+            if isinstance(tool, dict) and isinstance(tool.get("name"), str):
+                self._param_headers[tool["name"]] = declared_param_headers(tool.get("inputSchema"))
+
+    def _called_tool_headers(self, request: Request) -> ParamHeaders:
+        """The arguments a `tools/call` must mirror as Mcp-Param-* (none for other methods
+        and for tools the mock does not serve)."""
+        if request.method != "tools/call" or not isinstance(request.params, dict):
+            return ()
+        name = request.params.get("name")
+        return self._param_headers.get(name, ()) if isinstance(name, str) else ()
 
     def _record_engine_refusal(self, ex: Exchange, outcome: Outcome) -> None:
         """A refusal entry for the engine's own 4xx answers (2026-07-28), not scripted ones."""
@@ -637,6 +741,15 @@ class HttpMock:
             # A notification or response whose step scripts a status or headers.
             await ex.respond(delivery.status or 202, delivery.headers, b"")
             return
+        if (
+            self.engine.stateless
+            and isinstance(message, Request)
+            and message.method == "subscriptions/listen"
+            and isinstance(response, Response)
+        ):
+            # The result that ends a subscription names it, as its notifications do.
+            marked = with_subscription_id(response.to_json(), response.id)
+            response = Response(response.id, marked["result"])
         if as_sse and isinstance(message, Request):
             await self._deliver_sse(ex, message, delivery, response, kind, fault)
         else:
@@ -729,6 +842,9 @@ class HttpMock:
         listen = self.engine.stateless and message.method == "subscriptions/listen"
         session = None if self.engine.stateless else ex.headers.get("mcp-session-id")
         stream = self.hub.new_stream(ex.number, "listen" if listen else "post", session, message.id)
+        params = message.params if isinstance(message.params, dict) else {}
+        if listen and isinstance(params.get("notifications"), dict):
+            stream.notifications = params["notifications"]
         stream.plan = Plan(
             items_from_script(
                 delivery.sse.get("events"),

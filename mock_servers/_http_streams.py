@@ -7,14 +7,18 @@ Long-lived streams (the GET stream, 2026-07-28 `subscriptions/listen` streams, t
 HTTP+SSE stream) wait for pushes: server-initiated messages, controls from fault steps,
 and (HTTP+SSE) jobs that write the answers to POSTed requests.
 
+At 2026-07-28 a `subscriptions/listen` stream carries only the change notifications its
+request opted in to (`params.notifications`), each marked with the listen request's id
+(`_meta` `io.modelcontextprotocol/subscriptionId`), as is its final response.
+
 `StreamHub` owns them all, for one `HttpMock`, in one event loop.
 """
 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Awaitable, Callable, Coroutine
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import anyio
@@ -24,6 +28,7 @@ from harness.protocol import RequestId
 from mock_servers._conformance import jsonrpc_in_text
 from mock_servers._engine import Engine
 from mock_servers._http_wire import Exchange, SseItem, render_item
+from mock_servers._subscriptions import listenable, subscribed, with_subscription_id
 from mock_servers._transcript import Transcript
 
 __all__ = ["Ending", "Plan", "Push", "SseStream", "StreamHub", "StreamKind"]
@@ -78,6 +83,7 @@ class SseStream:
         self.session = session
         self.request_id = request_id
         self.auto_ids = auto_ids
+        self.notifications: Mapping[str, Any] = {}  # a listen stream's filter
         self.plan: Plan | None = None
         self.blocks: list[tuple[str | None, bytes, dict[str, Any]]] = []
         self.exchange: Exchange | None = None  # the response carrying it now
@@ -212,9 +218,22 @@ class StreamHub:
         return False
 
     def push(self, push: Push) -> None:
-        """A server-initiated message: to every listen stream (2026-07-28) or to the newest
-        GET / HTTP+SSE stream (never the same message on two); kept until one opens."""
-        targets = [s for s in self.live if self.is_target(s)]
+        """A server-initiated message: to the newest GET / HTTP+SSE stream, or at
+        2026-07-28 to every listen stream that opted in to it (never the same message on
+        two GET streams); kept until such a stream opens."""
+        message = push.message
+        if self.engine.stateless and message is not None and not listenable(message):
+            self.note(
+                f"server message {message.get('method', message.get('id'))!r} not sent: "
+                "a 2026-07-28 listen stream carries change notifications only"
+            )
+            return
+        targets = [
+            s
+            for s in self.live
+            if self.is_target(s)
+            and (message is None or s.kind != "listen" or subscribed(s.notifications, message))
+        ]
         if not targets:
             self._pending.append(push)
         elif self.engine.stateless:
@@ -353,6 +372,8 @@ class StreamHub:
 
     async def write_item(self, ex: Exchange, stream: SseStream, item: SseItem) -> bool:
         """Write one item; False if the send gate refused it (nothing is written then)."""
+        if stream.kind == "listen" and item.message is not None and stream.request_id is not None:
+            item = replace(item, message=with_subscription_id(item.message, stream.request_id))
         if not self.admit_item(ex, item):
             self.note(self.engine.gate.describe())
             return False

@@ -25,6 +25,7 @@ import jsonschema
 from harness.protocol import HANDSHAKE_REVISIONS, REVISIONS, is_stateless
 from mock_servers._conformance import jsonrpc_in_text, split_mark
 from mock_servers._patterns import OPERATORS, is_operator
+from mock_servers._subscriptions import META_SUBSCRIPTION_ID
 
 __all__ = [
     "FORMAT_VERSION",
@@ -693,6 +694,10 @@ def _check_conformance(script: Script) -> None:
                 if is_stateless(revision) and isinstance(message.get("result"), dict):
                     # Check what the engine will really send (see complete_stateless_result).
                     result = complete_stateless_result(request_method, message["result"])
+                    meta = result.get("_meta", {})
+                    if request_method == "subscriptions/listen" and isinstance(meta, dict):
+                        # The transports name the subscription: the listen request's id.
+                        result["_meta"] = {META_SUBSCRIPTION_ID: 0, **meta}
                     message = {**message, "result": result}
                 problems = validate(message, revision, "server", request_method=request_method)
                 if problems:

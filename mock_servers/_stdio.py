@@ -31,6 +31,12 @@ Faults: a reply's `fault` replaces the answer (`hang`: never answered; `delay`: 
 then no answer); a fault step runs on the timeline (`hang`: the server answers nothing
 from then on, though it still reads and records what the client sends). `close_stream`
 and `expire_session` are HTTP faults: recorded as a note here.
+
+Subscriptions (2026-07-28): a `subscriptions/listen` request opens a subscription once its
+`before` messages (the acknowledgement) are written, and its response (or the client's
+`notifications/cancelled`) ends it. A sent change notification is written once per open
+subscription that opted in to it, marked with that subscription's id, and held until one
+does (mock_servers/_subscriptions.py); other sends share the one channel unmarked.
 """
 
 from __future__ import annotations
@@ -45,7 +51,7 @@ import threading
 import traceback
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager, suppress
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 from typing import Any, NoReturn
@@ -63,9 +69,11 @@ from harness.protocol import (
     ErrorObject,
     ErrorResponse,
     Message,
+    Notification,
     ProtocolError,
     Request,
     RequestId,
+    Response,
     batches_allowed,
     encode,
     parse,
@@ -73,6 +81,7 @@ from harness.protocol import (
 from mock_servers._conformance import MOCK_ERROR_EXIT
 from mock_servers._engine import Action, Delivery, Engine, Outcome
 from mock_servers._script import Script, ScriptError, load_script
+from mock_servers._subscriptions import listenable, subscribed, with_subscription_id
 from mock_servers._transcript import Transcript
 
 __all__ = [
@@ -384,6 +393,10 @@ class _StdioServer:
     _stdout_gone: bool = False
     _noted: set[str] = field(default_factory=set)
     _lines: int = 0
+    # 2026-07-28: the open subscriptions (listen request id -> its filter), and the change
+    # notifications that no subscription has opted in to yet.
+    _subscriptions: dict[RequestId, Mapping[str, Any]] = field(default_factory=dict)
+    _held: list[tuple[dict[str, Any], str, str | None]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.transcript = self.engine.transcript
@@ -555,6 +568,11 @@ class _StdioServer:
         # Handled here, in arrival order, so that matching follows the wire; only the
         # delivery (delays, awaited answers) runs in a task of its own.
         outcome = self._handle(message)
+        if isinstance(message, Notification) and message.method == "notifications/cancelled":
+            params = message.params if isinstance(message.params, dict) else {}
+            request_id = params.get("requestId")
+            if isinstance(request_id, (int, str)):
+                self._subscriptions.pop(request_id, None)
         if isinstance(message, Request) and outcome.delivery is not None:
             done = anyio.Event()
             self._schedule(outcome.actions, done)
@@ -594,8 +612,12 @@ class _StdioServer:
         done: anyio.Event,
         then_hang: Mapping[str, Any] | None = None,
     ) -> None:
+        listen = self._listen_filter(request)
+        response: Message | None = None
         try:
-            response = await self._carry_out(request.id, delivery)
+            if listen is not None:
+                delivery = _as_subscription(request.id, delivery)
+            response = await self._carry_out(request.id, delivery, subscribe=listen)
             if response is not None:
                 await self._write(
                     response,
@@ -605,6 +627,8 @@ class _StdioServer:
                     violation=delivery.violation,
                 )
         finally:
+            if listen is not None and response is not None:
+                self._subscriptions.pop(request.id, None)  # its response ends it
             done.set()
 
     async def _reply_batch(
@@ -638,14 +662,29 @@ class _StdioServer:
         finally:
             done.set()
 
-    async def _carry_out(self, request_id: RequestId, delivery: Delivery) -> Message | None:
-        """Delay, `before` messages, the client's answers, then the response (or a fault)."""
+    async def _carry_out(
+        self,
+        request_id: RequestId,
+        delivery: Delivery,
+        *,
+        subscribe: Mapping[str, Any] | None = None,
+    ) -> Message | None:
+        """Delay, `before` messages, the client's answers, then the response (or a fault).
+
+        `subscribe`: the filter of a listen request, whose subscription opens once the
+        `before` messages (its acknowledgement) are written.
+        """
         if delivery.delay_ms:
             await anyio.sleep(delivery.delay_ms / 1000)
         marks = delivery.before_marks or [None] * len(delivery.before)
         for index, (message, mark) in enumerate(zip(delivery.before, marks, strict=True)):
             where = f"{delivery.origin}: before message {index} (request {request_id!r})"
             await self._write(message, where=where, violation=mark)
+        if subscribe is not None:
+            self._subscriptions[request_id] = subscribe
+            held, self._held = self._held, []
+            for message, where, mark in held:
+                await self._send(message, where=where, violation=mark)
         for server_request in delivery.awaits:
             if not await self._await_answer(server_request):
                 why = "stdin closed" if self._eof.is_set() else f"{self.answer_timeout:g} s passed"
@@ -725,6 +764,31 @@ class _StdioServer:
         self._stop(MOCK_ERROR_EXIT, "mock_error")
         await anyio.lowlevel.checkpoint()  # the stop cancels this task here
 
+    def _listen_filter(self, request: Request) -> Mapping[str, Any] | None:
+        """The filter of a 2026-07-28 `subscriptions/listen` request (None: not one)."""
+        if not self.engine.stateless or request.method != "subscriptions/listen":
+            return None
+        params = request.params if isinstance(request.params, dict) else {}
+        notifications = params.get("notifications")
+        return notifications if isinstance(notifications, dict) else {}
+
+    async def _send(
+        self, message: dict[str, Any], *, where: str, violation: str | None = None
+    ) -> None:
+        """A send step: at 2026-07-28 a change notification goes to each subscription that
+        opted in to it (held until one does); anything else goes out as it is."""
+        if not self.engine.stateless or not listenable(message):
+            await self._write(message, where=where, violation=violation)
+            return
+        targets = [
+            sid for sid, wanted in self._subscriptions.items() if subscribed(wanted, message)
+        ]
+        if not targets:
+            self._held.append((message, where, violation))
+            self._note(f"{message.get('method')} held: no subscription opted in to it yet")
+        for sid in targets:
+            await self._write(with_subscription_id(message, sid), where=where, violation=violation)
+
     async def _write_raw(self, data: bytes) -> None:
         async with self._write_lock:
             if self._hung or self._stdout_gone:
@@ -763,8 +827,10 @@ class _StdioServer:
                     if self._hung:
                         break
                     if action.kind == "send":
-                        await self._write(
-                            action.payload, where=action.step.label, violation=action.violation
+                        await self._send(
+                            dict(action.payload),
+                            where=action.step.label,
+                            violation=action.violation,
                         )
                     else:
                         await self._fault(action.payload, reply_to=None)
@@ -807,6 +873,16 @@ class _StdioServer:
             await anyio.sleep(int(fault.get("ms", 0)) / 1000)
         else:  # close_stream, expire_session
             self.transcript.record("note", text=f"{kind} is an HTTP fault: nothing to do on stdio")
+
+
+def _as_subscription(subscription: RequestId, delivery: Delivery) -> Delivery:
+    """A listen request's answer with the subscription id on its messages."""
+    response = delivery.response
+    if isinstance(response, Response):
+        marked = with_subscription_id(response.to_json(), subscription)
+        response = Response(response.id, marked["result"])
+    before = [with_subscription_id(m, subscription) for m in delivery.before]
+    return replace(delivery, response=response, before=before)
 
 
 def _show(raw: bytes) -> str:

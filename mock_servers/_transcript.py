@@ -25,7 +25,8 @@ microseconds) and `kind`; the other members depend on the kind (docs/transcripts
     stdin_eof, signal (name), exit (code, reason), fault (fault), note (text)
     unconsumed     steps (labels of expected steps never consumed)
     refusal        request, status, rule, reason (text), scripted: the HTTP mock refused
-                   that request with a 4xx (recorded before the response)
+                   that request with a 4xx (recorded before the response); header:
+                   the request header at fault, on a header-mismatch refusal
     mock_error     where, revision, pointer, reason, message: the send gate refused a
                    message the mock was about to send (invalid for its revision, and not
                    marked as a deliberate violation); nothing was sent, and the run ends
@@ -50,8 +51,16 @@ false when the client broke a transport rule. The rules:
                        scripted when an expire_session fault ended it (the request whose
                        step carries that fault is answered 404 too: its message reached
                        the engine, so it has no `refused` member)
-    protocol-version   400: an unsupported MCP-Protocol-Version header
-    header-mismatch    400 (-32020, 2026-07-28): request headers disagree with the body
+    protocol-version   400: an MCP-Protocol-Version header (2025-06-18 .. 2025-11-25)
+                       naming no version the mock serves, before a session exists too;
+                       never on initialize, nor on an answer to a server request sent
+                       during initialization that carries the offered version, nor on
+                       a modern (2026-07-28) request before initialization (an era probe)
+    header-mismatch    400 (-32020, 2026-07-28): request headers disagree with the body:
+                       a standard header (MCP-Protocol-Version, Mcp-Method, Mcp-Name) or
+                       an Mcp-Param-* header that the called tool's x-mcp-header asks
+                       for is missing, not a valid header value (bad base64 included),
+                       or not the body's value
     unparsable         400: a body that is no JSON-RPC message (also an `invalid` entry)
     too-large          413: a body over the mock's limit
     legacy-post        the script's http.legacy_post status (405, 404 or 400): an

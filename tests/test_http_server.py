@@ -46,6 +46,7 @@ ACCEPT = {"accept": "application/json, text/event-stream"}
 META_VERSION = "io.modelcontextprotocol/protocolVersion"
 META_CAPS = "io.modelcontextprotocol/clientCapabilities"
 LISTEN = {"notifications": {"toolsListChanged": True}}
+SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
 LOG = {"method": "notifications/message", "params": {"level": "info", "data": "x"}}
 TOOLS = {
     "tools": [
@@ -305,6 +306,85 @@ async def test_the_protocol_version_header_is_checked_after_initialize() -> None
         ok = await client.post("/mcp", json=request("tools/list", 2), headers=absent)
         assert ok.status_code == 200
     assert any("no MCP-Protocol-Version header" in text for text in notes(mock_of(app)))
+
+
+@pytest.mark.parametrize("sessions", [True, False])
+@pytest.mark.parametrize("version", ["1999-01-01", "not a version", "2025-03-26"])
+async def test_a_fresh_server_refuses_a_version_header_it_does_not_serve(
+    version: str, sessions: bool
+) -> None:
+    steps = [{"expect": {"method": "tools/list"}, "reply": {"result": TOOLS}}]
+    app = create_app(inline(steps, http={"sessions": sessions}), revision="2025-11-25")
+    headers = {**ACCEPT, "mcp-protocol-version": version}
+    async with in_process(app) as client:
+        response = await client.post("/mcp", json=request("tools/list"), headers=headers)
+    assert response.status_code == 400, response.text
+    assert version in response.json()["error"]["message"]
+    [refusal] = entries(mock_of(app), "refusal")
+    assert (refusal["rule"], refusal["scripted"]) == ("protocol-version", False)
+    assert entries(mock_of(app), "step") == []
+
+
+async def test_before_a_session_initialize_and_a_dual_era_probe_are_not_refused() -> None:
+    app = create_app(fixture("tools/list-and-call.json"), revision="2025-11-25")
+    async with in_process(app) as client:
+        # A modern request (an era probe) is the script's to answer: -32601 here.
+        probe = await client.post(
+            "/mcp",
+            json=request("server/discover"),
+            headers={**ACCEPT, "mcp-protocol-version": "2026-07-28"},
+        )
+        # initialize negotiates the version: a header on it is not checked.
+        offered = {**ACCEPT, "mcp-protocol-version": "2099-01-01"}
+        init = await client.post("/mcp", json=initialize_request("2099-01-01"), headers=offered)
+    assert (probe.status_code, probe.json()["error"]["code"]) == (200, -32601)
+    assert init.status_code == 200
+    assert entries(mock_of(app), "refusal") == []
+
+
+def _early_ping_script() -> Script:
+    """A 2025-06-18 server that pings the client before it answers initialize."""
+    initialize_step = {
+        "expect": {"method": "initialize"},
+        "reply": {"before": [{"id": "early", "method": "ping"}]},
+    }
+    tools_step = {"expect": {"method": "tools/list"}, "reply": {"result": TOOLS}}
+    return inline([initialize_step, tools_step], revisions=["2025-06-18"])
+
+
+@pytest.mark.parametrize("with_session", [True, False])
+async def test_an_answer_to_a_request_sent_during_initialization_is_accepted(
+    with_session: bool,
+) -> None:
+    # The client offers 2025-11-25 and learns that the server speaks 2025-06-18 only from
+    # the initialize result, which comes after the ping: its answer carries the offer.
+    app = create_app(_early_ping_script())
+    async with in_process(app) as client:
+        body = initialize_request("2025-11-25")
+        async with client.stream("POST", "/mcp", json=body, headers=ACCEPT) as init:
+            events = Events(init)
+            ping = message_of(await events.next())
+            assert (ping["id"], ping["method"]) == ("early", "ping")
+            headers = {**ACCEPT, "mcp-protocol-version": "2025-11-25"}
+            if with_session:
+                headers["mcp-session-id"] = init.headers["mcp-session-id"]
+            answer = {"jsonrpc": "2.0", "id": "early", "result": {}}
+            answered = await client.post("/mcp", json=answer, headers=headers)
+            assert answered.status_code == 202, answered.text
+            result = message_of(await events.next())
+        assert result["result"]["protocolVersion"] == "2025-06-18"
+        # After initialization the offered version is no longer good.
+        later = {
+            **ACCEPT,
+            "mcp-protocol-version": "2025-11-25",
+            "mcp-session-id": init.headers["mcp-session-id"],
+        }
+        listed = await client.post("/mcp", json=request("tools/list"), headers=later)
+        assert listed.status_code == 400
+    mock = mock_of(app)
+    assert answer in mock.transcript.client_messages()
+    assert [r["rule"] for r in entries(mock, "refusal")] == ["protocol-version"]
+    assert any("answers a server request sent during initialization" in n for n in notes(mock))
 
 
 async def test_2025_03_26_has_no_protocol_version_header_to_check() -> None:
@@ -696,6 +776,132 @@ async def test_2026_header_mismatch_is_400_with_32020(headers: dict[str, str], r
     assert entries(mock_of(app), "step") == []
 
 
+ROUTE_ARGS = {"region": "日本", "query": "q"}
+ROUTE_HEADER = "=?base64?5pel5pys?="  # 日本
+
+
+@pytest.mark.parametrize(
+    ("arguments", "param", "reason"),
+    [
+        (ROUTE_ARGS, None, "the Mcp-Param-Region header is missing (arguments.region is '日本')"),
+        (ROUTE_ARGS, "=?base64?!!!?=", "Mcp-Param-Region header '=?base64?!!!?=' is not a valid"),
+        (ROUTE_ARGS, "=?base64?5pel5p?=", "is not a valid header value"),  # not canonical
+        (ROUTE_ARGS, "us-west1", "'us-west1' does not match arguments.region '日本'"),
+        ({"query": "q"}, "us-west1", "header is 'us-west1' but arguments.region has no value"),
+    ],
+)
+async def test_2026_mcp_param_headers_are_checked_against_the_arguments(
+    arguments: dict[str, Any], param: str | None, reason: str
+) -> None:
+    app = create_app(fixture("stateless/param-headers.json"))
+    body, wire = modern("tools/call", 7, {"name": "route", "arguments": arguments})
+    if param is not None:
+        wire["mcp-param-region"] = param
+    async with in_process(app) as client:
+        response = await client.post("/mcp", json=body, headers=wire)
+    assert response.status_code == 400, response.text
+    error = response.json()["error"]
+    assert (response.json()["id"], error["code"]) == (7, -32020)
+    assert reason in error["message"]
+    [refusal] = entries(mock_of(app), "refusal")
+    assert (refusal["status"], refusal["rule"], refusal["scripted"]) == (
+        400,
+        "header-mismatch",
+        False,
+    )
+    assert (refusal["header"], reason in refusal["reason"]) == ("Mcp-Param-Region", True)
+    assert entries(mock_of(app), "step") == []  # the call never reached the script
+
+
+@pytest.mark.parametrize(
+    ("arguments", "headers"),
+    [
+        (ROUTE_ARGS, {"MCP-PARAM-REGION": ROUTE_HEADER}),  # names are case-insensitive
+        ({"region": "us-west1", "query": "q"}, {"mcp-param-region": "us-west1"}),
+        ({"region": None, "query": "q"}, {}),  # null: no header is due
+    ],
+)
+async def test_2026_mirrored_arguments_pass_once_decoded(
+    arguments: dict[str, Any], headers: dict[str, str]
+) -> None:
+    app = create_app(fixture("stateless/param-headers.json"))
+    body, wire = modern("tools/call", 7, {"name": "route", "arguments": arguments})
+    async with in_process(app) as client:
+        response = await client.post("/mcp", json=body, headers={**wire, **headers})
+    assert response.status_code == 200, response.text
+    assert entries(mock_of(app), "refusal") == []
+
+
+@pytest.mark.parametrize(
+    ("value", "header", "status"),
+    [
+        (42, "42", 200),
+        (42, "42.0", 200),
+        (42, "43", 400),
+        (42, "4_2", 400),
+        (True, "true", 200),
+        (True, "True", 400),
+        (False, "false", 200),
+    ],
+)
+async def test_2026_integer_and_boolean_arguments_are_compared_as_values(
+    value: Any, header: str, status: int
+) -> None:
+    kind = "boolean" if isinstance(value, bool) else "integer"
+    tool = {
+        "name": "count",
+        "inputSchema": {
+            "type": "object",
+            "properties": {"n": {"type": kind, "x-mcp-header": "N"}},
+        },
+    }
+    script = inline(
+        [
+            {"expect": {"method": "tools/list"}, "reply": {"result": {"tools": [tool]}}},
+            {
+                "expect": {"method": "tools/call"},
+                "repeat": True,
+                "reply": {"result": {"content": []}},
+            },
+        ],
+        revisions=["2026-07-28"],
+    )
+    app = create_app(script)
+    body, wire = modern("tools/call", 3, {"name": "count", "arguments": {"n": value}})
+    async with in_process(app) as client:
+        response = await client.post("/mcp", json=body, headers={**wire, "mcp-param-n": header})
+    assert response.status_code == status, response.text
+
+
+async def test_2026_the_mirrored_arguments_follow_the_newest_tools_list_answer() -> None:
+    def listing(header: str) -> dict[str, Any]:
+        schema = {"type": "object", "properties": {"a": {"type": "string", "x-mcp-header": header}}}
+        return {"result": {"tools": [{"name": "t", "inputSchema": schema}]}}
+
+    script = inline(
+        [
+            {"expect": {"method": "tools/list"}, "reply": listing("Old")},
+            {"expect": {"method": "tools/list"}, "reply": listing("New")},
+            {
+                "expect": {"method": "tools/call"},
+                "repeat": True,
+                "reply": {"result": {"content": []}},
+            },
+        ],
+        revisions=["2026-07-28"],
+    )
+    app = create_app(script)
+    call, wire = modern("tools/call", 3, {"name": "t", "arguments": {"a": "x"}})
+    async with in_process(app) as client:
+        for request_id in (1, 2):
+            body, list_wire = modern("tools/list", request_id)
+            assert (await client.post("/mcp", json=body, headers=list_wire)).status_code == 200
+        old = await client.post("/mcp", json=call, headers={**wire, "mcp-param-old": "x"})
+        new = await client.post("/mcp", json=call, headers={**wire, "mcp-param-new": "x"})
+    assert "the Mcp-Param-New header is missing" in old.json()["error"]["message"]
+    assert new.status_code == 200
+
+
 async def test_2026_decodes_the_base64_mcp_name_and_has_no_sessions_get_or_delete() -> None:
     app = create_app(fixture("tools/list-and-call.json"), revision="2026-07-28")
     body, wire = modern("tools/call", 7, {"name": "add", "arguments": {"a": 1, "b": 2}})
@@ -738,15 +944,90 @@ async def test_2026_sends_go_to_the_listen_stream_and_closing_it_is_a_cancellati
             events = Events(listen)
             ack = message_of(await events.next())
             assert ack["method"] == "notifications/subscriptions/acknowledged"
+            assert ack["params"]["_meta"] == {SUBSCRIPTION_ID: 1}
             body, wire = modern("tools/list", 2)
             listed = await client.post("/mcp", json=body, headers=wire)
             assert listed.status_code == 200
             changed = message_of(await events.next())
-            assert changed == {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
+            assert changed == {
+                "jsonrpc": "2.0",
+                "method": "notifications/tools/list_changed",
+                "params": {"_meta": {SUBSCRIPTION_ID: 1}},
+            }
     mock = mock_of(app)
     end = entries(mock, "http_end")[-1]
     assert (end["request"], end["how"]) == (1, "client_closed")
     assert any("request 1: the client closed stream s1" in n for n in notes(mock))
+
+
+def _listen_step(**reply: Any) -> dict[str, Any]:
+    ack = {
+        "method": "notifications/subscriptions/acknowledged",
+        "params": {"notifications": {"toolsListChanged": True}},
+    }
+    return {
+        "expect": {"method": "subscriptions/listen"},
+        "repeat": True,
+        "reply": reply or {"before": [ack], "fault": {"kind": "hang"}},
+    }
+
+
+async def test_2026_a_notification_goes_only_to_the_listen_streams_that_opted_in() -> None:
+    def send(method: str, **params: Any) -> dict[str, Any]:
+        return {"send": {"method": method, **({"params": params} if params else {})}}
+
+    script = inline(
+        [
+            _listen_step(),
+            {"expect": {"method": "tools/list"}, "reply": {"result": TOOLS}},
+            send("notifications/message", level="info", data="request-scoped"),
+            send("notifications/prompts/list_changed"),
+            send("notifications/tools/list_changed"),
+            send("notifications/resources/updated", uri="file:///a/b"),
+            send("notifications/resources/updated", uri="file:///ab"),
+        ],
+        revisions=["2026-07-28"],
+    )
+    app = create_app(script)
+    tools_only = {"notifications": {"toolsListChanged": True}}
+    prompts_and_a = {
+        "notifications": {"promptsListChanged": True, "resourceSubscriptions": ["file:///a"]}
+    }
+    async with in_process(app) as client:
+        body_a, wire_a = modern("subscriptions/listen", "a", tools_only)
+        body_b, wire_b = modern("subscriptions/listen", "b", prompts_and_a)
+        async with (
+            client.stream("POST", "/mcp", json=body_a, headers=wire_a) as stream_a,
+            client.stream("POST", "/mcp", json=body_b, headers=wire_b) as stream_b,
+        ):
+            events_a, events_b = Events(stream_a), Events(stream_b)
+            acks = [message_of(await events_a.next()), message_of(await events_b.next())]
+            body, wire = modern("tools/list", 2)
+            assert (await client.post("/mcp", json=body, headers=wire)).status_code == 200
+            got_a = [message_of(await events_a.next())]
+            got_b = [message_of(await events_b.next()) for _ in range(2)]
+    assert [a["params"]["_meta"][SUBSCRIPTION_ID] for a in acks] == ["a", "b"]
+    assert [(m["method"], m["params"]["_meta"][SUBSCRIPTION_ID]) for m in got_a] == [
+        ("notifications/tools/list_changed", "a")
+    ]
+    assert [(m["method"], m["params"]["_meta"][SUBSCRIPTION_ID]) for m in got_b] == [
+        ("notifications/prompts/list_changed", "b"),
+        ("notifications/resources/updated", "b"),
+    ]
+    assert got_b[1]["params"]["uri"] == "file:///a/b"  # a sub-resource; file:///ab is not
+    sent = [m for m in entries(mock_of(app), "message") if m["direction"] == "server"]
+    assert "notifications/message" not in [m["message"].get("method") for m in sent]
+    assert any("'notifications/message' not sent" in n for n in notes(mock_of(app)))
+
+
+async def test_2026_the_result_that_ends_a_listen_stream_names_the_subscription() -> None:
+    script = inline([_listen_step(result={})], revisions=["2026-07-28"])
+    app = create_app(script)
+    body, wire = modern("subscriptions/listen", 4, LISTEN)
+    async with in_process(app) as client:
+        response = await client.post("/mcp", json=body, headers=wire)
+    result = response.json()["result"]
+    assert (result["resultType"], result["_meta"]) == ("complete", {SUBSCRIPTION_ID: 4})
 
 
 async def test_2026_a_send_due_before_any_listen_stream_waits_for_one() -> None:

@@ -20,6 +20,7 @@ import anyio
 import pytest
 from _mutation import outcome, run_case
 from test_mutations import ConnectsIdly, NoInitializedNotification
+from test_mutations_stateless import NoParamHeaders
 
 from harness._catalogue import CATALOGUE
 from harness._judging import judge
@@ -177,6 +178,10 @@ DEFECTS: dict[str, Defect] = {
     "Accept: application/json only": Defect(JsonOnlyAccept, TOOLS_HTTP, "http.accept-header"),
     "no Mcp-Method header at 2026-07-28": Defect(
         NoMethodHeader, ("tools-call", "2026-07-28", "http"), "stateless.standard-headers"
+    ),
+    # The mock refuses the call for its missing Mcp-Param header: HM-4's rule, not HM-2's.
+    "no Mcp-Param header at 2026-07-28": Defect(
+        NoParamHeaders, ("stateless-param-headers", "2026-07-28", "http"), "stateless.x-mcp-header"
     ),
     "null ids": Defect(
         NullIds, TOOLS_STDIO, "jsonrpc.messages-valid", also_broken=("stdio.only-mcp-messages",)

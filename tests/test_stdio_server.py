@@ -31,6 +31,7 @@ from hypothesis import strategies as st
 from harness.protocol import ErrorResponse, Response, classify
 from harness.strategies import json_values, jsonrpc_messages
 from mock_servers._fixtures import fixtures_root
+from mock_servers._script import parse_script
 from mock_servers._stdio import MAX_LINE_BYTES, oversized_line
 from mock_servers._transcript import Transcript, read_transcript
 from mock_servers.stdio import serve_stdio, stdio_command
@@ -693,6 +694,106 @@ def test_serve_stdio_in_process_over_any_byte_streams() -> None:
     assert codes == [0]
     kinds = [e["kind"] for e in transcript.entries]
     assert kinds[-3:] == ["stdin_eof", "unconsumed", "exit"]
+
+
+def test_2026_stdio_subscriptions_get_what_they_opted_in_to_marked_with_their_id() -> None:
+    ack = {
+        "method": "notifications/subscriptions/acknowledged",
+        "params": {"notifications": {}},
+    }
+    tools = {"tools": [{"name": "t", "inputSchema": {"type": "object"}}]}
+    script = parse_script(
+        {
+            "format_version": 1,
+            "name": "stdio-listen",
+            "revisions": ["2026-07-28"],
+            "server": {"capabilities": {"tools": {"listChanged": True}}},
+            "steps": [
+                {"send": {"method": "notifications/tools/list_changed"}},  # before any listen
+                {
+                    "expect": {"method": "subscriptions/listen"},
+                    "repeat": True,
+                    "reply": {"before": [ack], "fault": {"kind": "hang"}},
+                },
+                {"expect": {"method": "tools/list"}, "reply": {"result": tools}},
+                {"send": {"method": "notifications/prompts/list_changed"}},
+                {
+                    "send": {
+                        "method": "notifications/resources/updated",
+                        "params": {"uri": "u:/a/b"},
+                    }
+                },
+                {
+                    "send": {
+                        "method": "notifications/message",
+                        "params": {"level": "info", "data": 1},
+                    }
+                },
+            ],
+            "transports": ["stdio"],
+        }
+    )
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+
+    def request(request_id: str, method: str, **params: Any) -> bytes:
+        body = {
+            "jsonrpc": "2.0",
+            "id": request_id,
+            "method": method,
+            "params": {**params, "_meta": meta},
+        }
+        return json.dumps(body).encode() + b"\n"
+
+    seen: list[tuple[Any, ...]] = []
+
+    async def main() -> None:
+        in_tx, in_rx = anyio.create_memory_object_stream[bytes](8)
+        out_tx, out_rx = anyio.create_memory_object_stream[bytes](8)
+        err_tx, err_rx = anyio.create_memory_object_stream[bytes](64)
+
+        async def line() -> None:
+            message = json.loads(await out_rx.receive())
+            params = message.get("params", message.get("result", {}))
+            sid = params.get("_meta", {}).get("io.modelcontextprotocol/subscriptionId")
+            seen.append((message.get("method", message.get("id")), sid))
+
+        async def serve() -> None:
+            await serve_stdio(
+                script, stdin=_MemoryIn(in_rx), stdout=_MemoryOut(out_tx), stderr=_MemoryOut(err_tx)
+            )
+
+        with anyio.fail_after(TIMEOUT):
+            async with anyio.create_task_group() as tg, in_tx, out_rx, err_rx:
+                tg.start_soon(serve)
+                await in_tx.send(
+                    request("a", "subscriptions/listen", notifications={"toolsListChanged": True})
+                )
+                await line()  # a's acknowledgement
+                await line()  # then the list_changed sent before any subscription
+                opted = {"promptsListChanged": True, "resourceSubscriptions": ["u:/a"]}
+                await in_tx.send(request("b", "subscriptions/listen", notifications=opted))
+                await line()
+                await in_tx.send(request("c", "tools/list"))
+                for _ in range(4):  # the result, then two notifications for b, then the log
+                    await line()
+                in_tx.close()
+        for stream in (in_rx, out_tx, err_tx):
+            stream.close()
+
+    anyio.run(main)
+    acknowledged = "notifications/subscriptions/acknowledged"
+    assert seen == [
+        (acknowledged, "a"),
+        ("notifications/tools/list_changed", "a"),
+        (acknowledged, "b"),
+        ("c", None),
+        ("notifications/prompts/list_changed", "b"),
+        ("notifications/resources/updated", "b"),
+        ("notifications/message", None),  # not a change notification: unmarked, as it is
+    ]
 
 
 # -- real clients ------------------------------------------------------------------------------

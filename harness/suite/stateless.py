@@ -232,9 +232,15 @@ def standard_headers(run: ScenarioRun) -> Verdict:
         if breach is not None:
             return fail(breach, [post, *_refusals_of(run, post)])
     # The mock refuses a mismatch with 400 (a root cause of the run): its reading stands
-    # as evidence even where the rule above saw nothing wrong.
+    # as evidence even where the rule above saw nothing wrong. An Mcp-Param-* mismatch is
+    # stateless.x-mcp-header's to judge (HM-4), not a standard header's.
     for post in posts:
-        refusals = [r for r in _refusals_of(run, post) if r.get("rule") == "header-mismatch"]
+        refusals = [
+            r
+            for r in _refusals_of(run, post)
+            if r.get("rule") == "header-mismatch"
+            and not str(r.get("header", "")).lower().startswith("mcp-param-")
+        ]
         if refusals:
             return fail(
                 f"the server refused the POST: {refusals[0].get('reason')}", [post, *refusals]

@@ -37,7 +37,12 @@ def build_parser() -> argparse.ArgumentParser:
     serve = commands.add_parser(
         "serve",
         help="run a mock server from a script",
-        description="Run a mock MCP server that replays SCRIPT, for a client to connect to.",
+        description=(
+            "Run a mock MCP server that replays SCRIPT, for a client to connect to. With no "
+            "--revision it answers whatever revision the client speaks among those the script "
+            "allows, and each new HTTP session (or stdio process) starts the script afresh. "
+            "One line per message goes to stderr."
+        ),
     )
     serve.add_argument("script", type=Path, help="a script file (see docs/scripts.md)")
     where = serve.add_mutually_exclusive_group(required=True)
@@ -48,12 +53,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--http",
         type=_host_port,
         metavar="HOST:PORT",
-        help="serve Streamable HTTP (or HTTP+SSE for 2024-11-05) on HOST:PORT",
+        help="serve Streamable HTTP on HOST:PORT (port 0 picks a free one); "
+        "2024-11-05 uses HTTP+SSE instead: add --sse-legacy",
     )
     serve.add_argument(
         "--revision",
         choices=REVISIONS,
-        help="the revision to speak (default: newest in the script)",
+        help="speak only this revision (default: the one each client asks for, "
+        "among the script's revisions)",
     )
     serve.add_argument(
         "--transcript", type=Path, metavar="PATH", help="write the transcript (JSON Lines) here"
@@ -67,6 +74,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--allow-remote",
         action="store_true",
         help="with --http: allow a host other than loopback (the mock has no authentication)",
+    )
+    serve.add_argument(
+        "--shared-script",
+        action="store_true",
+        help="with --http: one script run for every session (a second client goes on where "
+        "the first stopped) instead of a fresh run per session",
+    )
+    serve.add_argument(
+        "--quiet", action="store_true", help="no line per message on stderr (errors still show)"
     )
 
     run = commands.add_parser(
@@ -143,46 +159,70 @@ def _validate(paths: Sequence[Path]) -> int:
     return 1 if bad else 0
 
 
+def _stderr(text: str) -> None:
+    print(f"mcp-testbench: {text}", file=sys.stderr, flush=True)
+
+
 def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     try:
         script = load_script(args.script)
-        revision = script.pick_revision(args.revision)
+        if args.revision is not None:
+            script.pick_revision(args.revision)
     except ScriptError as exc:
         print(f"mcp-testbench serve: {exc}", file=sys.stderr)
         return 2
     if args.stdio:
-        if args.sse_legacy or args.allow_remote:
-            parser.error("--sse-legacy and --allow-remote go with --http, not --stdio")
-        from mock_servers.stdio import main as stdio_main
+        misplaced = [
+            flag
+            for flag, given in (
+                ("--sse-legacy", args.sse_legacy),
+                ("--allow-remote", args.allow_remote),
+                ("--shared-script", args.shared_script),
+            )
+            if given
+        ]
+        if misplaced:
+            parser.error(
+                f"{' and '.join(misplaced)} go with --http, not --stdio "
+                "(a stdio server is one process per client, each a fresh run)"
+            )
+        from mock_servers.stdio import serve_stdio_dev
 
-        argv = [str(args.script), "--revision", revision]
-        if args.transcript is not None:
-            argv += ["--transcript", str(args.transcript)]
-        return stdio_main(argv)
+        return serve_stdio_dev(
+            script, revision=args.revision, transcript_path=args.transcript, quiet=args.quiet
+        )
 
-    from mock_servers.http import serve_http
+    from mock_servers.http import serve_dev
 
     host, port = args.http
     transport = "sse-legacy" if args.sse_legacy else "http"
+    speaks = args.revision or "the revision each client speaks"
 
     def ready(url: str) -> None:
-        print(
-            f"mcp-testbench: serving {script.name} ({revision}, {transport}) at {url}", flush=True
-        )
+        print(f"mcp-testbench: serving {script.name} ({speaks}, {transport}) at {url}", flush=True)
         print("press Ctrl+C to stop", flush=True)
 
     try:
-        serve_http(
+        serve_dev(
             script,
             host,
             port,
-            revision=revision,
+            revision=args.revision,
             transport=transport,
             transcript_path=args.transcript,
+            shared=args.shared_script,
             allow_remote=args.allow_remote,
             ready=ready,
+            announce=_stderr,
+            log=None if args.quiet else _stderr,
         )
-    except (ValueError, OSError) as exc:
+    except ScriptError as exc:
+        print(f"mcp-testbench serve: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"mcp-testbench serve: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    except ValueError as exc:
         print(f"mcp-testbench serve: {exc}", file=sys.stderr)
         return 2
     return 0

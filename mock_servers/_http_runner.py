@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import ipaddress
 import signal
 import socket
@@ -28,6 +29,7 @@ import anyio
 import uvicorn
 from starlette.applications import Starlette
 
+from mock_servers._dispatch import Dispatcher
 from mock_servers._http_app import DEFAULT_ANSWER_TIMEOUT, HttpMock, create_app, mock_of
 from mock_servers._http_wire import install_drop_log_filter
 from mock_servers._script import Script
@@ -37,6 +39,7 @@ __all__ = [
     "AsyncHttpMockServer",
     "HttpMockServer",
     "check_loopback",
+    "serve_dev",
     "serve_http",
 ]
 
@@ -60,7 +63,8 @@ def check_loopback(host: str, *, allow_remote: bool = False) -> None:
         raise ValueError(
             f"refusing to serve the mock on {host!r}: it answers anyone who can reach it, "
             "so it binds loopback addresses only (127.0.0.1, ::1, localhost); "
-            "pass allow_remote=True (the command line's explicit flag) to bind another address"
+            "to bind another address anyway, pass --allow-remote on the command line "
+            "(allow_remote=True from Python)"
         )
 
 
@@ -76,6 +80,19 @@ def _bind(host: str, port: int) -> socket.socket:
         sock.bind((name, port))
         sock.listen(128)
         sock.setblocking(False)
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise OSError(
+                exc.errno,
+                f"port {port} on {host} is already in use (another server listens there): "
+                f"pick another port, or {host}:0 for a free one",
+            ) from None
+        if exc.errno == errno.EADDRNOTAVAIL:
+            raise OSError(
+                exc.errno, f"{host} is not an address of this machine: use 127.0.0.1"
+            ) from None
+        raise
     except BaseException:
         sock.close()
         raise
@@ -91,7 +108,12 @@ def _url(sock: socket.socket, path: str) -> str:
 class _Uvicorn(uvicorn.Server):
     """uvicorn that reports its start, and ends the mock's open streams before stopping."""
 
-    def __init__(self, app: Starlette, on_started: Callable[[], None]) -> None:
+    def __init__(
+        self,
+        app: Starlette | Dispatcher,
+        on_started: Callable[[], None],
+        on_shutdown: Callable[[], None] | None = None,
+    ) -> None:
         install_drop_log_filter()
         config = uvicorn.Config(
             app,
@@ -106,7 +128,10 @@ class _Uvicorn(uvicorn.Server):
             server_header=False,
         )
         super().__init__(config)
-        self._mock = mock_of(app)
+        if on_shutdown is None:
+            assert isinstance(app, Starlette)
+            on_shutdown = mock_of(app).close
+        self._on_shutdown = on_shutdown
         self._on_started = on_started
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
@@ -114,7 +139,7 @@ class _Uvicorn(uvicorn.Server):
         self._on_started()
 
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
-        self._mock.close()
+        self._on_shutdown()
         await super().shutdown(sockets=sockets)
 
     @contextlib.contextmanager
@@ -369,3 +394,65 @@ def serve_http(
         if owned:
             mock.transcript.close()
     return mock
+
+
+def serve_dev(
+    script: Script,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    *,
+    revision: str | None = None,
+    transport: str = "http",
+    transcript_path: str | Path | None = None,
+    shared: bool = False,
+    ready: Callable[[str], None] | None = None,
+    announce: Callable[[str], None] | None = None,
+    log: Callable[[str], None] | None = None,
+    allow_remote: bool = False,
+    answer_timeout: float = DEFAULT_ANSWER_TIMEOUT,
+) -> Dispatcher:
+    """`serve_http` for development: a fresh mock per client session (see `_dispatch`).
+
+    With no `revision`, each session is served the revision its client speaks. `announce`
+    gets one line per session, `log` one per message. Returns the dispatcher (its
+    `sessions` hold each session's mock). Errors as `serve_http`, and ScriptError when no
+    revision of the script runs over `transport`.
+    """
+    check_loopback(host, allow_remote=allow_remote)
+    transcript = (
+        None
+        if transcript_path is None
+        else Transcript(
+            script=script.name, revision=revision or "", transport=transport, path=transcript_path
+        )
+    )
+    try:
+        dispatcher = Dispatcher(
+            script,
+            revision=revision,
+            transport=transport,
+            transcript=transcript,
+            answer_timeout=answer_timeout,
+            shared=shared,
+            announce=announce,
+            log=log,
+        )
+        sock = _bind(host, port)
+    except BaseException:
+        if transcript is not None:
+            transcript.close()
+        raise
+    url = _url(sock, dispatcher.path)
+
+    def started() -> None:
+        if ready is not None:
+            ready(url)
+
+    try:
+        asyncio.run(_Uvicorn(dispatcher, started, dispatcher.close).serve(sockets=[sock]))
+    finally:
+        sock.close()
+        dispatcher.finish()
+        if transcript is not None:
+            transcript.close()
+    return dispatcher

@@ -8,11 +8,14 @@ face:
     app = create_app(script, revision="2025-11-25")          # in-process (ASGI)
     with HttpMockServer(script, revision="2025-11-25") as s:  # uvicorn on 127.0.0.1
         s.url
-    serve_http(script, "127.0.0.1", 8765, ready=print)        # blocking, for the CLI
+    serve_http(script, "127.0.0.1", 8765, ready=print)        # blocking, one run
+    serve_dev(script, "127.0.0.1", 8765, ready=print)         # `mcp-testbench serve`:
+        # a fresh mock per client session, at the revision the client speaks (Dispatcher)
 """
 
 from __future__ import annotations
 
+from mock_servers._dispatch import Dispatcher
 from mock_servers._http_app import (
     DEFAULT_ANSWER_TIMEOUT,
     SESSION_NOT_FOUND,
@@ -26,6 +29,7 @@ from mock_servers._http_runner import (
     AsyncHttpMockServer,
     HttpMockServer,
     check_loopback,
+    serve_dev,
     serve_http,
 )
 
@@ -35,11 +39,13 @@ __all__ = [
     "SESSION_NOT_FOUND",
     "TRANSPORTS",
     "AsyncHttpMockServer",
+    "Dispatcher",
     "HttpMock",
     "HttpMockServer",
     "check_loopback",
     "create_app",
     "decode_header_value",
     "mock_of",
+    "serve_dev",
     "serve_http",
 ]

@@ -9,7 +9,9 @@ starts the server again after it exited (each process records a `start` entry).
 A client spawns it (build the argv with `stdio_command`) and speaks newline-delimited
 JSON-RPC on its stdin/stdout; stdout carries MCP messages only, logs go to stderr. Exit
 code 0, a `crash` fault's exit code, or 2 for bad options or a bad script (one line on
-stderr). In-process use: `await serve_stdio(script, stdin=..., stdout=...)`.
+stderr). In-process use: `await serve_stdio(script, stdin=..., stdout=...)`. `serve_stdio_dev` is
+`mcp-testbench serve --stdio`: the revision picked from the client's first line, and one
+line per message on stderr.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from mock_servers._stdio import (
     serve_stdio,
     stdio_command,
 )
+from mock_servers._stdio_dev import serve_stdio_dev
 
 __all__ = [
     "DEFAULT_ANSWER_TIMEOUT",
@@ -31,6 +34,7 @@ __all__ = [
     "main",
     "prepare_script",
     "serve_stdio",
+    "serve_stdio_dev",
     "stdio_command",
 ]
 

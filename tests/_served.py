@@ -17,9 +17,10 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["INSPECTOR", "NODE", "NODE_TOOLS", "RUNNER", "node_tools_missing", "serving"]
+__all__ = ["INSPECTOR", "NODE", "NODE_TOOLS", "RUNNER", "Served", "node_tools_missing", "serving"]
 
 ROOT = Path(__file__).resolve().parents[1]
 NODE_TOOLS = ROOT / "tests" / "e2e-node"
@@ -31,6 +32,7 @@ INSPECTOR = (
 )
 
 _READY = re.compile(r"^mcp-testbench: serving .* at (http://\S+)$")
+_SESSION = re.compile(r"^mcp-testbench: session \d+: (\S+)")
 # Seconds for `serve` to announce its URL: a bound, not an estimate (it takes under a
 # second on an idle machine, several on a loaded one).
 READY_BOUND = 60.0
@@ -48,6 +50,18 @@ def node_tools_missing() -> str | None:
     return None
 
 
+@dataclass
+class Served:
+    """A running `serve`: its URL, and what it has printed so far (stdout and stderr)."""
+
+    url: str
+    output: list[str] = field(default_factory=list)
+
+    def sessions(self) -> list[str]:
+        """The revision of each session, in order, from its `session N: REVISION` line."""
+        return [m[1] for m in map(_SESSION.search, self.output) if m]
+
+
 def _serve_command() -> list[str]:
     # The console script of the Python running the tests (tox: the installed wheel's),
     # so the test runs exactly what a user types.
@@ -58,8 +72,8 @@ def _serve_command() -> list[str]:
 
 
 @contextlib.contextmanager
-def serving(script: Path, *options: str) -> Iterator[str]:
-    """`mcp-testbench serve SCRIPT --http 127.0.0.1:0 OPTIONS...`; yields its URL.
+def serving(script: Path, *options: str) -> Iterator[Served]:
+    """`mcp-testbench serve SCRIPT --http 127.0.0.1:0 OPTIONS...`, running.
 
     Port 0 lets the system pick a free port (no race with other tests); the URL comes
     from the line `serve` prints when it listens. On exit the process gets SIGTERM, and
@@ -88,8 +102,7 @@ def serving(script: Path, *options: str) -> Iterator[str]:
     reader = threading.Thread(target=pump, daemon=True)
     reader.start()
     try:
-        url = _wait_for_url(lines, process, output, command)
-        yield url
+        yield Served(_wait_for_url(lines, process, output, command), output)
     finally:
         _stop(process)
         reader.join(STOP_BOUND)

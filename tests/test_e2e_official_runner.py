@@ -134,11 +134,11 @@ def _node(*args: str, timeout: float) -> subprocess.CompletedProcess[str]:
 def _run_revision(revision: str, out: Path) -> dict[str, Checks]:
     """Every generic scenario of `revision` against a fresh `serve`: checks by scenario."""
     script = SCRIPTS / f"server-{revision}.json"
-    with serving(script, "--revision", revision) as url:
+    with serving(script, "--revision", revision, "--quiet") as served:
         run = _node(
             "server",
             "--url",
-            url,
+            served.url,
             "--suite",
             "all",
             "--spec-version",

@@ -1,8 +1,8 @@
 """End to end: the official MCP conformance runner's server scenarios against our mock.
 
-`mcp-testbench serve fixtures/conformance/server-<revision>.json` (a real subprocess) is
-tested by `@modelcontextprotocol/conformance` (pinned in tests/e2e-node, run on the pinned
-Node 22) with every generic server scenario of each revision: `--suite all` at
+`mcp-testbench serve fixtures/conformance/server-<revision>.json` (a real subprocess, no
+`--revision`) is tested by `@modelcontextprotocol/conformance` (pinned in tests/e2e-node,
+run on the pinned Node 22) with every generic server scenario of each revision: `--suite all` at
 `--spec-version <revision>`, which is every scenario the runner lists for that revision
 except the optional extensions. Each scenario is one item; it passes when none of its
 checks is a FAILURE or a WARNING (the runner's `wire-schema-valid` check, in every
@@ -134,7 +134,8 @@ def _node(*args: str, timeout: float) -> subprocess.CompletedProcess[str]:
 def _run_revision(revision: str, out: Path) -> dict[str, Checks]:
     """Every generic scenario of `revision` against a fresh `serve`: checks by scenario."""
     script = SCRIPTS / f"server-{revision}.json"
-    with serving(script, "--revision", revision, "--quiet") as served:
+    # No --revision: the session gets the revision the runner speaks, as a developer's would.
+    with serving(script, "--quiet") as served:
         run = _node(
             "server",
             "--url",

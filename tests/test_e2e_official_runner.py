@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -221,3 +222,16 @@ def test_the_pins_are_the_runners_list(revision: str) -> None:
         if line.startswith("  - ") and "[extension]" not in line
     ]
     assert sorted(generic) == sorted(SCENARIOS[revision])
+
+
+def test_the_shipped_scripts_are_what_their_tool_writes() -> None:
+    """The three scripts are written by tools/conformance_scripts.py (they share most
+    steps); an edit to one file alone would let them drift apart."""
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "tools" / "conformance_scripts.py"), "--check"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr

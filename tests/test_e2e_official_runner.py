@@ -1,10 +1,11 @@
 """End to end: the official MCP conformance runner's server scenarios against our mock.
 
 `mcp-testbench serve fixtures/conformance/server-<revision>.json` (a real subprocess, no
-`--revision`) is tested by `@modelcontextprotocol/conformance` (pinned in tests/e2e-node,
-run on the pinned Node 22) with every generic server scenario of each revision: `--suite all` at
-`--spec-version <revision>`, which is every scenario the runner lists for that revision
-except the optional extensions. Each scenario is one item; it passes when none of its
+`--revision`; the scripts are written by tools/conformance_scripts.py) is tested by
+`@modelcontextprotocol/conformance` (pinned in tests/e2e-node, run on the pinned Node 22)
+with every generic server scenario of each revision: `--suite all` at `--spec-version
+<revision>`, which is every scenario the runner lists for that revision except the
+optional extensions. Each scenario is one item; it passes when none of its
 checks is a FAILURE or a WARNING (the runner's `wire-schema-valid` check, in every
 scenario, validates each message the mock sent against the official schema).
 

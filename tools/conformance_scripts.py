@@ -176,8 +176,8 @@ def _string_argument(name: str) -> Json:
     return {"type": "object", "properties": {name: {"type": "string"}}, "required": [name]}
 
 
-# (tool, its call step, the revisions that have it)
-def _tools() -> list[tuple[Json, Json, tuple[str, ...]]]:
+# (tool, its call steps, the revisions that have it)
+def _tools() -> list[tuple[Json, Json | list[Json], tuple[str, ...]]]:
     every = REVISIONS
     handshake = ("2025-06-18", "2025-11-25")
     mixed = [
@@ -279,13 +279,23 @@ def _tools() -> list[tuple[Json, Json, tuple[str, ...]]]:
         ),
         (
             tool("test_tool_with_progress", "Reports progress on the request's token."),
-            call(
-                "test_tool_with_progress",
-                {
-                    "before": [progress(0), progress(50), progress(100)],
-                    "result": {"content": [text("Tool with progress executed successfully")]},
-                },
-            ),
+            [
+                call(
+                    "test_tool_with_progress",
+                    {
+                        "before": [progress(0), progress(50), progress(100)],
+                        "result": {"content": [text("Tool with progress executed successfully")]},
+                    },
+                    "test_tool_with_progress: with a progress token",
+                    _meta={"progressToken": PRESENT},
+                ),
+                # No token, no notifications: there is nothing they could name.
+                call(
+                    "test_tool_with_progress",
+                    done("Tool with progress executed successfully"),
+                    "test_tool_with_progress: without a token",
+                ),
+            ],
             every,
         ),
         (
@@ -298,6 +308,8 @@ def _tools() -> list[tuple[Json, Json, tuple[str, ...]]]:
                         "content": [text("LLM response: the client answered the sampling request")]
                     },
                 },
+                # The prompt is copied into the request: a call without it is unmatched.
+                arguments={"prompt": {"$type": "string"}},
             ),
             handshake,
         ),
@@ -323,6 +335,7 @@ def _tools() -> list[tuple[Json, Json, tuple[str, ...]]]:
                         ]
                     },
                 },
+                arguments={"message": {"$type": "string"}},
             ),
             handshake,
         ),
@@ -541,7 +554,10 @@ def _resources_and_prompts(revision: str) -> list[Json]:
         step(
             "prompt with embedded resource",
             "prompts/get",
-            {"name": "test_prompt_with_embedded_resource"},
+            {
+                "name": "test_prompt_with_embedded_resource",
+                "arguments": {"resourceUri": {"$type": "string"}},
+            },
             {
                 "result": {
                     "messages": [
@@ -846,7 +862,7 @@ def build(revision: str) -> Json:
     """The script for one revision."""
     tools = [(t, s) for t, s, revisions in _tools() if revision in revisions]
     listed = [t for t, _ in tools]
-    steps = [s for _, s in tools]
+    steps = [one for _, s in tools for one in (s if isinstance(s, list) else [s])]
     if revision == MODERN:
         listed += MODERN_TOOLS
     steps = [step("tools/list", "tools/list", None, {"result": {"tools": listed}}), *steps]

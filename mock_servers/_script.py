@@ -446,6 +446,16 @@ def _check_log_opt_in(script: Script) -> None:
     if not any(is_stateless(r) for r in script.revisions):
         return
     for step in script.steps:
+        send = step.raw.get("send", {})
+        if send.get("method") == "notifications/message" and not _violation(step, ""):
+            raise ScriptError(
+                script.source,
+                f"{step.pointer}/send",
+                "at 2026-07-28 a log message goes only with a request that opted in "
+                f"(_meta {_META_LOG_LEVEL}); no subscriptions/listen filter admits one",
+                "send it in the reply's before of such a request, or mark the step with "
+                '"violation": "<why>"',
+            )
         if step.kind != "expect" or "violation" in step.raw.get("reply", {}):
             continue
         reply = step.raw.get("reply", {})

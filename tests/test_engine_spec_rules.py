@@ -284,6 +284,18 @@ def test_validate_notices_a_pattern_that_admits_a_higher_level() -> None:
     parse_script(_script([{**step, "expect": {"method": "tools/call"}}], "2025-11-25"))
 
 
+def test_a_2026_log_message_tied_to_no_request_is_refused() -> None:
+    problem = send_problem(LOG, revision=MODERN, client_capabilities={})
+    assert problem is not None
+    assert "tied to no request" in problem
+    assert send_problem(LOG, revision="2025-11-25", client_capabilities={}) is None
+    steps = [{"send": LOG}]
+    with pytest.raises(ScriptError) as caught:
+        parse_script(_script(steps, MODERN))
+    assert caught.value.pointer == "/steps/0/send"
+    parse_script(_script([{"send": LOG, "violation": "a client must survive it"}], MODERN))
+
+
 @pytest.mark.parametrize("name", ["features/logging-2026.json", "http/json-and-sse.json"])
 def test_fixtures_send_2026_log_messages_only_to_requests_that_opted_in(name: str) -> None:
     script = load_script(FIXTURES / name)

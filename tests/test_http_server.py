@@ -448,7 +448,8 @@ async def test_scripted_ids_event_names_and_raw_text_go_out_as_written() -> None
                     },
                 },
             }
-        ]
+        ],
+        revisions=["2025-11-25"],  # a log message without the 2026 logLevel opt-in
     )
     app = create_app(script, revision="2025-11-25")
     async with in_process(app) as client:
@@ -650,7 +651,8 @@ async def test_close_stream_ends_the_stream_before_the_response_and_keeps_it() -
                     "before": [LOG],
                 },
             }
-        ]
+        ],
+        revisions=["2025-11-25"],  # a log message without the 2026 logLevel opt-in
     )
     app = create_app(script, revision="2025-11-25")
     async with in_process(app) as client:

@@ -60,6 +60,7 @@ __all__ = [
     "Engine",
     "HttpInfo",
     "Outcome",
+    "SendProblem",
     "default_server_info",
     "send_problem",
 ]
@@ -257,13 +258,26 @@ def _log_level_problem(message: Mapping[str, Any], wanted: Any) -> str | None:
     return None
 
 
+@dataclass(frozen=True)
+class SendProblem:
+    """A spec rule a message would break. `rule`: "undeclared-capability" (the client did
+    not declare what the server request needs: the client may be at fault, LC-6, or the
+    script), "log-opt-in" or "log-without-request" (2026-07-28 logLevel: the script's)."""
+
+    rule: str
+    reason: str
+
+    def __str__(self) -> str:
+        return self.reason
+
+
 def send_problem(
     message: Mapping[str, Any],
     *,
     revision: str,
     client_capabilities: Mapping[str, Any],
     request: Mapping[str, Any] | None = None,
-) -> str | None:
+) -> SendProblem | None:
     """Why the mock may not send `message` to this client (None: it may).
 
     The one place for the engine's spec rules on what it sends; a message (or its step)
@@ -273,20 +287,21 @@ def send_problem(
     if "method" in message and "id" in message:
         problem = _capability_problem(message, client_capabilities)
         if problem is not None:
-            return f"the mock would send {problem}"
-    if (
-        is_stateless(revision)
-        and request is None
-        and message.get("method") == ("notifications/message")
-    ):
+            return SendProblem("undeclared-capability", f"the mock would send {problem}")
+    log = message.get("method") == "notifications/message"
+    if is_stateless(revision) and request is None and log:
         # No listen filter admits log messages: they go only with an opted-in request.
-        return "the mock would send notifications/message tied to no request (2026-07-28)"
+        return SendProblem(
+            "log-without-request",
+            "the mock would send notifications/message tied to no request (2026-07-28)",
+        )
     if is_stateless(revision) and request is not None:
-        meta = (request.get("params") or {}).get("_meta")
+        params = request.get("params")
+        meta = params.get("_meta") if isinstance(params, dict) else None
         wanted = meta.get(META_LOG_LEVEL) if isinstance(meta, dict) else None
         problem = _log_level_problem(message, wanted)
         if problem is not None:
-            return f"the mock would send {problem}"
+            return SendProblem("log-opt-in", f"the mock would send {problem}")
     return None
 
 
@@ -509,7 +524,8 @@ class Engine:
         if not self.stateless:
             return self.client_capabilities
         # 2026-07-28: only the request's own _meta counts (never inferred from earlier ones).
-        meta = (request or {}).get("params", {}).get("_meta") if request else None
+        params = (request or {}).get("params")
+        meta = params.get("_meta") if isinstance(params, dict) else None
         declared = meta.get(META_CAPABILITIES) if isinstance(meta, dict) else None
         return declared if isinstance(declared, dict) else {}
 
@@ -528,13 +544,14 @@ class Engine:
         self._mock_error(step, _server_message(raw), problem)
         return False
 
-    def _mock_error(self, step: Step, message: Mapping[str, Any], problem: str) -> None:
+    def _mock_error(self, step: Step, message: Mapping[str, Any], problem: SendProblem) -> None:
         self.transcript.record(
             "mock_error",
+            rule=problem.rule,
             step=step.index,
             label=step.label,
             message=dict(message),
-            reason=f"{problem}; not sent",
+            reason=f"{problem.reason}; not sent",
             fix=_SEND_FIX,
         )
 
@@ -576,7 +593,9 @@ class Engine:
             if problem is None or _marked({}, step):
                 continue
             self._mock_error(
-                step, {"inputRequests": {key: value}}, f"the mock would ask for {problem}"
+                step,
+                {"inputRequests": {key: value}},
+                SendProblem("undeclared-capability", f"the mock would ask for {problem}"),
             )
             capability = {"roots/list": "roots", "sampling/createMessage": "sampling"}.get(
                 str(value.get("method")), "elicitation"

@@ -109,6 +109,7 @@ def test_a_server_request_for_an_undeclared_capability_is_a_mock_error_not_sent(
     assert outcome.delivery.awaits == ["srv-r"]  # and not waited for
     (error,) = _mock_errors(engine)
     assert error["message"]["method"] == "sampling/createMessage"
+    assert error["rule"] == "undeclared-capability"
     assert "did not declare sampling" in error["reason"]
     assert "violation" in error["fix"]
 
@@ -164,7 +165,8 @@ def test_tool_use_in_sampling_needs_sampling_tools() -> None:
     assert send_problem(SAMPLE, revision="2025-11-25", client_capabilities=declared) is None
     problem = send_problem(with_tools, revision="2025-11-25", client_capabilities=declared)
     assert problem is not None
-    assert "sampling.tools" in problem
+    assert "sampling.tools" in problem.reason
+    assert problem.rule == "undeclared-capability"
     assert (
         send_problem(
             with_tools, revision="2025-11-25", client_capabilities={"sampling": {"tools": {}}}
@@ -220,6 +222,7 @@ def test_2026_log_messages_only_on_requests_that_opted_in_at_or_below_their_leve
     assert levels(_meta(**{META_LOG_LEVEL: "debug"})) == ["debug", "error"]
     assert levels(_meta(**{META_LOG_LEVEL: "warning"})) == ["error"]
     assert levels(_meta()) == []
+    assert {e["rule"] for e in _mock_errors(engine)} == {"log-opt-in"}
     reasons = [e["reason"] for e in _mock_errors(engine)]
     assert "asked for warning" in reasons[0]
     assert all("did not opt in" in r for r in reasons[1:])
@@ -287,7 +290,7 @@ def test_validate_notices_a_pattern_that_admits_a_higher_level() -> None:
 def test_a_2026_log_message_tied_to_no_request_is_refused() -> None:
     problem = send_problem(LOG, revision=MODERN, client_capabilities={})
     assert problem is not None
-    assert "tied to no request" in problem
+    assert problem.rule == "log-without-request"
     assert send_problem(LOG, revision="2025-11-25", client_capabilities={}) is None
     steps = [{"send": LOG}]
     with pytest.raises(ScriptError) as caught:

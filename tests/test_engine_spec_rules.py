@@ -415,3 +415,38 @@ def test_every_fixture_declaring_logging_answers_set_level() -> None:
             assert isinstance(answer, Response), (path.name, revision, answer)
             answered += 1
     assert answered >= 8
+
+
+# -- over a transport ------------------------------------------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_over_http_the_undeclared_request_never_reaches_the_wire() -> None:
+    from test_http_server import Events, call_add, in_process, initialize, message_of
+
+    from mock_servers.http import create_app, mock_of
+
+    roots = {"id": "srv-r", "method": "roots/list"}
+    script = parse_script(
+        _script(
+            [
+                {
+                    "expect": {"method": "tools/call"},
+                    "reply": {"before": [roots, LOG], "result": {"content": []}},
+                }
+            ]
+        )
+    )
+    app = create_app(script, revision="2025-11-25")
+    async with in_process(app) as client:
+        headers = await initialize(client)  # declares no capabilities
+        async with client.stream("POST", "/mcp", json=call_add(), headers=headers) as response:
+            sent = [message_of(e) for e in await Events(response).rest()]
+    assert [m.get("method") for m in sent] == ["notifications/message", None]
+    assert sent[-1]["id"] == 5  # answered at once: nothing waits for the dropped request
+    transcript = mock_of(app).transcript
+    server = [e["message"] for e in transcript.of_kind("message") if e["direction"] == "server"]
+    assert all(m.get("method") != "roots/list" for m in server)
+    (error,) = transcript.of_kind("mock_error")
+    assert error["rule"] == "undeclared-capability"
+    assert error["message"] == {"jsonrpc": "2.0", **roots}

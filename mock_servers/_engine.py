@@ -9,8 +9,18 @@ Matching rules (docs/scripts.md):
 - a client message is matched against the expect steps not yet consumed, earliest first,
   then against consumed steps marked `repeat`; clients may interleave messages freely;
 - send and fault steps fire once every step before them has been consumed;
-- what no step matches gets the built-in answers (initialize, ping, server/discover...),
-  and otherwise a JSON-RPC error naming the closest step and the difference.
+- what no step matches gets the built-in answers (initialize, ping, server/discover, and
+  the defaults of the capabilities the script declares), and otherwise a JSON-RPC error
+  naming the closest step and the difference: -32601 only for a method outside every
+  declared capability (at 2026-07-28 over HTTP that is the 404 "unknown method" signal).
+
+Spec rules the engine keeps for what it sends (`send_problem`): a server request needs the
+client capability it uses (declared in `initialize`, or at 2026-07-28 in the `_meta` of the
+request it answers), and at 2026-07-28 a `notifications/message` tied to a request needs
+that request's `_meta` logLevel, at or below the message's level. A message that breaks
+them without a `violation` mark is withheld: recorded as a `withheld` entry and not sent.
+Withholding is what a conformant server does, so the run goes on (unlike the send gate's
+`mock_error`, which ends it): a check whose trigger was that message finds it never arose.
 """
 
 from __future__ import annotations
@@ -23,6 +33,7 @@ from typing import Any
 import anyio
 
 from harness.protocol import (
+    HANDSHAKE_REVISIONS,
     INVALID_PARAMS,
     METHOD_NOT_FOUND,
     ErrorObject,
@@ -41,7 +52,9 @@ from mock_servers._transcript import Transcript
 from mock_servers._version import package_version
 
 __all__ = [
+    "LOG_LEVELS",
     "META_CAPABILITIES",
+    "META_LOG_LEVEL",
     "META_PROTOCOL_VERSION",
     "UNSUPPORTED_PROTOCOL_VERSION",
     "Action",
@@ -49,13 +62,41 @@ __all__ = [
     "Engine",
     "HttpInfo",
     "Outcome",
+    "SendProblem",
     "default_server_info",
+    "send_problem",
 ]
 
 META_PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
 META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
 META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
+META_LOG_LEVEL = "io.modelcontextprotocol/logLevel"
 UNSUPPORTED_PROTOCOL_VERSION = -32022
+MISSING_CLIENT_CAPABILITY = -32021
+
+#: The syslog severities (RFC 5424) of `notifications/message`, least severe first.
+LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+
+# The server capability each method belongs to, and the revisions that have the method at
+# all (None: every revision). A method of a declared capability is never "not found".
+_STATEFUL_ONLY = frozenset(HANDSHAKE_REVISIONS)
+_METHOD_CAPABILITY: dict[str, tuple[tuple[str, ...], frozenset[str] | None]] = {
+    "tools/list": (("tools",), None),
+    "tools/call": (("tools",), None),
+    "resources/list": (("resources",), None),
+    "resources/read": (("resources",), None),
+    "resources/templates/list": (("resources",), None),
+    "resources/subscribe": (("resources", "subscribe"), _STATEFUL_ONLY),
+    "resources/unsubscribe": (("resources", "subscribe"), _STATEFUL_ONLY),
+    "prompts/list": (("prompts",), None),
+    "prompts/get": (("prompts",), None),
+    "logging/setLevel": (("logging",), _STATEFUL_ONLY),
+    "completion/complete": (("completions",), None),
+    "tasks/get": (("tasks",), frozenset({"2025-11-25"})),
+    "tasks/list": (("tasks", "list"), frozenset({"2025-11-25"})),
+    "tasks/result": (("tasks",), frozenset({"2025-11-25"})),
+    "tasks/cancel": (("tasks", "cancel"), frozenset({"2025-11-25"})),
+}
 
 # Client notifications that need no step: recorded as messages, never as unmatched.
 _ROUTINE_NOTIFICATIONS = frozenset(
@@ -171,6 +212,126 @@ def _server_message(raw: Mapping[str, Any]) -> tuple[dict[str, Any], str | None]
     return {"jsonrpc": "2.0", **message}, mark
 
 
+def _declared(capabilities: Mapping[str, Any], path: tuple[str, ...]) -> bool:
+    """Whether `capabilities` declares `path` (("resources", "subscribe"): a true flag)."""
+    value: Any = capabilities
+    for key in path:
+        if not isinstance(value, Mapping) or key not in value:
+            return False
+        value = value[key]
+    return value is not False and value is not None
+
+
+def _capability_problem(message: Mapping[str, Any], client: Mapping[str, Any]) -> str | None:
+    """Why a server request needs a client capability that `client` does not declare."""
+    method = message.get("method")
+    params = message.get("params") if isinstance(message.get("params"), dict) else {}
+    assert isinstance(params, dict)
+    if method == "roots/list" and "roots" not in client:
+        return "roots/list, but the client did not declare the roots capability"
+    if method == "sampling/createMessage":
+        if "sampling" not in client:
+            return "sampling/createMessage, but the client did not declare sampling"
+        if ("tools" in params or "toolChoice" in params) and not _declared(
+            client, ("sampling", "tools")
+        ):
+            return (
+                "a sampling/createMessage with tools, but the client did not declare sampling.tools"
+            )
+    if method == "elicitation/create":
+        elicitation = client.get("elicitation")
+        if not isinstance(elicitation, Mapping):
+            return "elicitation/create, but the client did not declare elicitation"
+        mode = params.get("mode", "form")
+        # An empty elicitation object declares form mode (2025-11-25 compatibility rule).
+        modes = set(elicitation) & {"form", "url"} or {"form"}
+        if mode in ("form", "url") and mode not in modes:
+            return f"a {mode}-mode elicitation/create, but the client declared only {sorted(modes)}"
+    return None
+
+
+def _log_level_problem(message: Mapping[str, Any], wanted: Any) -> str | None:
+    """2026-07-28: why a notifications/message may not go with a request asking `wanted`."""
+    if message.get("method") != "notifications/message":
+        return None
+    if wanted is None:
+        return (
+            "notifications/message on a request without _meta "
+            f"{META_LOG_LEVEL}: the client did not opt in to log messages"
+        )
+    params = message.get("params") if isinstance(message.get("params"), dict) else {}
+    assert isinstance(params, dict)
+    level = params.get("level")
+    known = wanted in LOG_LEVELS and level in LOG_LEVELS
+    if known and LOG_LEVELS.index(level) < LOG_LEVELS.index(wanted):
+        return f"a {level} log message on a request that asked for {wanted} and above"
+    return None
+
+
+@dataclass(frozen=True)
+class SendProblem:
+    """A spec rule a message would break. `rule`: "undeclared-capability" (the client did
+    not declare what the server request needs: the client may be at fault, LC-6, or the
+    script), "log-opt-in" or "log-without-request" (2026-07-28 logLevel: the script's)."""
+
+    rule: str
+    reason: str
+
+    def __str__(self) -> str:
+        return self.reason
+
+
+def send_problem(
+    message: Mapping[str, Any],
+    *,
+    revision: str,
+    client_capabilities: Mapping[str, Any],
+    request: Mapping[str, Any] | None = None,
+) -> SendProblem | None:
+    """Why the mock may not send `message` to this client (None: it may).
+
+    The one place for the engine's spec rules on what it sends; a message (or its step)
+    marked `violation` is exempt, which callers decide with `_marked`. `request` is the
+    client request the message goes with (None: a `send` step, tied to no request).
+    """
+    if "method" in message and "id" in message:
+        problem = _capability_problem(message, client_capabilities)
+        if problem is not None:
+            return SendProblem("undeclared-capability", f"the mock would send {problem}")
+    log = message.get("method") == "notifications/message"
+    if is_stateless(revision) and request is None and log:
+        # No listen filter admits log messages: they go only with an opted-in request.
+        return SendProblem(
+            "log-without-request",
+            "the mock would send notifications/message tied to no request (2026-07-28)",
+        )
+    if is_stateless(revision) and request is not None:
+        params = request.get("params")
+        meta = params.get("_meta") if isinstance(params, dict) else None
+        wanted = meta.get(META_LOG_LEVEL) if isinstance(meta, dict) else None
+        problem = _log_level_problem(message, wanted)
+        if problem is not None:
+            return SendProblem("log-opt-in", f"the mock would send {problem}")
+    return None
+
+
+_SEND_FIX = (
+    "script the message for a client that declares what it needs (require it in the step's "
+    'expect pattern), or mark the message with "violation": "<why>" if it breaks the spec '
+    "on purpose"
+)
+
+
+def _marked(raw: Mapping[str, Any], step: Step) -> bool:
+    """A deliberate violation: marked on the message itself (a send step's mark is its
+    message's; a reply's `violation` marks only the response, see _response_marked)."""
+    return "violation" in raw or (step.kind == "send" and "violation" in step.raw)
+
+
+def _response_marked(step: Step) -> bool:
+    return "violation" in step.raw.get("reply", {})
+
+
 class Engine:
     def __init__(
         self, script: Script, revision: str, transport: str, transcript: Transcript
@@ -192,6 +353,9 @@ class Engine:
         self.server_info: dict[str, Any] = dict(server.get("info") or default_server_info())
         self.capabilities: dict[str, Any] = dict(server.get("capabilities", {}))
         self.supported_versions: list[str] = list(server.get("supported_versions", [self.revision]))
+        # What the client declared in initialize (2026-07-28: per request, in its _meta).
+        self.client_capabilities: dict[str, Any] = {}
+        self.log_level: str | None = None  # set by logging/setLevel (before 2026-07-28)
 
     # -- the timeline -------------------------------------------------------------------
 
@@ -212,6 +376,8 @@ class Engine:
             self.transcript.record("step", step=step.index, label=step.label)
             mark = None
             if step.kind == "send":
+                if not self._may_send(step.raw["send"], step, None):
+                    continue
                 payload, mark = _server_message(step.raw["send"])
                 mark = mark or step.raw.get("violation")  # a send step's mark is its message's
             else:
@@ -267,6 +433,11 @@ class Engine:
             refusal = self._check_request_meta(message)
             if refusal is not None:
                 return Outcome(refusal)
+        if isinstance(message, Request) and message.method == "initialize" and not self.stateless:
+            declared = (
+                message.params.get("capabilities") if isinstance(message.params, dict) else None
+            )
+            self.client_capabilities = dict(declared) if isinstance(declared, dict) else {}
 
         step = self._match(as_json, http)
         if step is not None:
@@ -333,16 +504,21 @@ class Engine:
                 )
             return None
         reply = reply or {}
-        marked = [
-            _server_message(_fill(copy.deepcopy(m), as_json)) for m in reply.get("before", [])
-        ]
+        filled = [_fill(copy.deepcopy(m), as_json) for m in reply.get("before", [])]
+        marked = [_server_message(m) for m in filled if self._may_send(m, step, as_json)]
         before = [m for m, _ in marked]
+        sse = self._checked_sse(dict(reply.get("sse", {})), step, as_json)
         response: Message | None = None
+        status = reply.get("status")
         if "result" in reply:
             result = _fill(copy.deepcopy(reply["result"]), as_json)
             if self.stateless and isinstance(result, dict) and "violation" not in reply:
                 result = complete_stateless_result(message.method, result)
-            response = Response(message.id, result)
+            refusal = self._input_requests_refusal(result, step, as_json)
+            if refusal is None:
+                response = Response(message.id, result)
+            else:
+                response, status = ErrorResponse(message.id, refusal), 400
         elif "error" in reply:
             error = _fill(copy.deepcopy(reply["error"]), as_json)
             response = ErrorResponse(message.id, _error_object(error))
@@ -356,13 +532,108 @@ class Engine:
             delay_ms=int(reply.get("delay_ms", 0)),
             fault=dict(reply["fault"]) if "fault" in reply else None,
             as_sse={"json": False, "sse": True}.get(reply.get("as", "")),
-            status=reply.get("status"),
+            status=status,
             headers=dict(reply.get("headers", {})),
             body=reply.get("body"),
-            sse=dict(reply.get("sse", {})),
+            sse=sse,
             violation=reply.get("violation"),
             before_marks=[mark for _, mark in marked],
             origin=step.label,
+        )
+
+    # -- what the mock may send (send_problem) ---------------------------------------------------
+
+    def _capabilities_for(self, request: Mapping[str, Any] | None) -> Mapping[str, Any]:
+        if not self.stateless:
+            return self.client_capabilities
+        # 2026-07-28: only the request's own _meta counts (never inferred from earlier ones).
+        params = (request or {}).get("params")
+        meta = params.get("_meta") if isinstance(params, dict) else None
+        declared = meta.get(META_CAPABILITIES) if isinstance(meta, dict) else None
+        return declared if isinstance(declared, dict) else {}
+
+    def _may_send(
+        self, raw: Mapping[str, Any], step: Step, request: Mapping[str, Any] | None
+    ) -> bool:
+        """Whether to send `raw`; an unmarked message the spec forbids is withheld."""
+        problem = send_problem(
+            raw,
+            revision=self.revision,
+            client_capabilities=self._capabilities_for(request),
+            request=request,
+        )
+        if problem is None or _marked(raw, step):
+            return True
+        self._withhold(step, _server_message(raw)[0], problem)
+        return False
+
+    def _withhold(self, step: Step, message: Mapping[str, Any], problem: SendProblem) -> None:
+        self.transcript.record(
+            "withheld",
+            rule=problem.rule,
+            step=step.index,
+            label=step.label,
+            message=dict(message),
+            reason=f"{problem.reason}; not sent",
+            fix=_SEND_FIX,
+        )
+
+    def _checked_sse(
+        self, sse: dict[str, Any], step: Step, request: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        """The SSE items of a reply, a forbidden message replaced by a comment saying so."""
+        events = sse.get("events")
+        if not isinstance(events, list):
+            return sse
+        checked = []
+        for item in events:
+            message = item.get("message") if isinstance(item, dict) else None
+            if (
+                isinstance(message, dict) and "violation" in item
+            ):  # the item's mark is its message's
+                message = {**message, "violation": item["violation"]}
+            if isinstance(message, dict) and not self._may_send(message, step, request):
+                item = {k: v for k, v in item.items() if k != "message"}
+                item["comment"] = "mcp-testbench: a message the client may not get was left out"
+            checked.append(item)
+        return {**sse, "events": checked}
+
+    def _input_requests_refusal(
+        self, result: Any, step: Step, request: Mapping[str, Any]
+    ) -> ErrorObject | None:
+        """2026-07-28: an input request for an undeclared capability is answered -32021,
+        as a server must, instead of being sent (and recorded as withheld)."""
+        if not self.stateless or not isinstance(result, dict):
+            return None
+        wanted = result.get("inputRequests")
+        if not isinstance(wanted, dict):
+            return None
+        declared = self._capabilities_for(request)
+        missing: dict[str, Any] = {}
+        for key, value in list(wanted.items()):
+            if not isinstance(value, dict):
+                continue
+            if "violation" in value:  # a marked input request is sent as it is, unmarked
+                wanted[key] = {k: v for k, v in value.items() if k != "violation"}
+                continue
+            problem = _capability_problem(value, declared)
+            if problem is None or _response_marked(step):
+                continue
+            self._withhold(
+                step,
+                {"inputRequests": {key: value}},
+                SendProblem("undeclared-capability", f"the mock would ask for {problem}"),
+            )
+            capability = {"roots/list": "roots", "sampling/createMessage": "sampling"}.get(
+                str(value.get("method")), "elicitation"
+            )
+            missing[capability] = {}
+        if not missing:
+            return None
+        return ErrorObject(
+            MISSING_CLIENT_CAPABILITY,
+            f"Missing required client capability: {', '.join(sorted(missing))}",
+            {"requiredCapabilities": missing},
         )
 
     # -- built-in answers -----------------------------------------------------------------------
@@ -422,6 +693,11 @@ class Engine:
             return Response(request.id, result)
         if method == "ping" and not self.stateless and self.script.default_enabled("ping"):
             return Response(request.id, {})
+        default = self._capability_default(request)
+        if default is not None:
+            if self.stateless:
+                default = complete_stateless_result(method, default)
+            return Response(request.id, default)
         if method == "server/discover" and self.script.default_enabled("discover"):
             if not self.stateless:
                 return ErrorResponse(
@@ -440,6 +716,32 @@ class Engine:
             return Response(request.id, discovered)
         return None
 
+    def _has_method(self, method: str) -> bool:
+        """Whether `method` belongs to a capability the script declares, at this revision."""
+        entry = _METHOD_CAPABILITY.get(method)
+        if entry is None:
+            return False
+        path, revisions = entry
+        return (revisions is None or self.revision in revisions) and _declared(
+            self.capabilities, path
+        )
+
+    def _capability_default(self, request: Request) -> dict[str, Any] | None:
+        """The answer of a declared capability's method that no step scripts (docs: Defaults)."""
+        method = request.method
+        if not self._has_method(method):
+            return None
+        params = request.params if isinstance(request.params, dict) else {}
+        if method == "logging/setLevel":
+            level = params.get("level")
+            self.log_level = level if isinstance(level, str) else None
+            return {}
+        if method in ("resources/subscribe", "resources/unsubscribe"):
+            return {}
+        if method == "completion/complete":
+            return {"completion": {"values": [], "total": 0, "hasMore": False}}
+        return None
+
     def _unmatched(self, message: Message, as_json: dict[str, Any]) -> ErrorResponse | None:
         """Record a message no step expected; for a request, the error that explains it."""
         closest, diff = self._closest(as_json)
@@ -449,7 +751,21 @@ class Engine:
         if not isinstance(message, Request):
             return None
         same_method = closest is not None and closest.raw["expect"].get("method") == message.method
-        if same_method:
+        params = message.params if isinstance(message.params, dict) else {}
+        tool = params.get("name")
+        if (
+            message.method == "tools/call"
+            and self._has_method("tools/call")
+            and not any(
+                s.kind == "expect"
+                and s.raw["expect"].get("method") == "tools/call"
+                and (s.raw["expect"].get("params") or {}).get("name") == tool
+                for s in self.script.steps
+            )
+        ):
+            # The spec's "Unknown tool" error: -32602, never "method not found".
+            code, text = INVALID_PARAMS, f"Unknown tool: {tool}"
+        elif same_method or self._has_method(message.method):
             code, text = (
                 INVALID_PARAMS,
                 f"Invalid params: no scripted step matches this {message.method}",

@@ -24,7 +24,7 @@ import jsonschema
 
 from harness.protocol import HANDSHAKE_REVISIONS, REVISIONS, is_stateless
 from mock_servers._conformance import jsonrpc_in_text, split_mark
-from mock_servers._patterns import OPERATORS, is_operator
+from mock_servers._patterns import OPERATORS, is_operator, match
 from mock_servers._subscriptions import META_SUBSCRIPTION_ID
 
 __all__ = [
@@ -686,6 +686,7 @@ def _check_pattern(pattern: Any, pointer: str) -> list[Problem]:
 def _check_conformance(script: Script) -> None:
     from harness.protocol import validate  # deferred: loading MCP schemas is not free
 
+    _check_log_opt_in(script)
     for step in script.steps:
         for revision in script.revisions:
             for pointer, message, request_method, mark in _server_messages(step):
@@ -708,6 +709,93 @@ def _check_conformance(script: Script) -> None:
                         f"not a valid {revision} server message: {first.reason}",
                         _VIOLATION_FIX,
                     )
+
+
+# The syslog severities of notifications/message, least severe first (RFC 5424).
+_LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+_META_LOG_LEVEL = "io.modelcontextprotocol/logLevel"
+
+
+def _check_log_opt_in(script: Script) -> None:
+    """2026-07-28: a log message tied to a request only if that request opted in.
+
+    The server MUST NOT send notifications/message for a request without `_meta`
+    logLevel, nor below the level it asked for. Known statically when the step's pattern
+    spells out (or leaves out) that member; an operator on the way to it (`$any` on
+    `_meta`, for scripts shared with older revisions) leaves it to the engine at run time.
+    """
+    if not any(is_stateless(r) for r in script.revisions):
+        return
+    for step in script.steps:
+        send = step.raw.get("send", {})
+        marked = "violation" in send or "violation" in step.raw
+        if send.get("method") == "notifications/message" and not marked:
+            raise ScriptError(
+                script.source,
+                f"{step.pointer}/send",
+                "at 2026-07-28 a log message goes only with a request that opted in "
+                f"(_meta {_META_LOG_LEVEL}); no subscriptions/listen filter admits one",
+                "send it in the reply's before of such a request, or mark the step with "
+                '"violation": "<why>"',
+            )
+        if step.kind != "expect":
+            continue
+        reply = step.raw.get("reply", {})
+        # Each message with its own mark (a `before` message's is inside it, an SSE item's on it).
+        logs = [
+            (f"{step.pointer}/reply/before/{i}", m, "violation" in m)
+            for i, m in enumerate(reply.get("before", []))
+        ] + [
+            (
+                f"{step.pointer}/reply/sse/events/{i}/message",
+                item["message"],
+                "violation" in item or "violation" in item["message"],
+            )
+            for i, item in enumerate(reply.get("sse", {}).get("events", []))
+            if isinstance(item.get("message"), dict)
+        ]
+        for pointer, message, marked in logs:
+            if message.get("method") != "notifications/message" or marked:
+                continue
+            level = (message.get("params") or {}).get("level")
+            problem = _log_level_admitted(step.raw["expect"], level)
+            if problem is not None:
+                allowed = (
+                    _LOG_LEVELS[: _LOG_LEVELS.index(level) + 1] if level in _LOG_LEVELS else []
+                )
+                raise ScriptError(
+                    script.source,
+                    pointer,
+                    f"at 2026-07-28 a server must not send this {level} log message to {problem}",
+                    f'require the opt-in in the expect pattern, e.g. "params": {{"_meta": '
+                    f'{{"{_META_LOG_LEVEL}": {{"$any": {json.dumps(allowed)}}}}}}}, and answer '
+                    "the other requests in a step without it; or mark the message with "
+                    '"violation": "<why>"',
+                )
+
+
+def _log_level_admitted(pattern: Any, level: Any) -> str | None:
+    """Which request the pattern admits that may not get a `level` log message (None: none,
+    or not known without running it)."""
+    sub: Any = pattern
+    for key in ("params", "_meta", _META_LOG_LEVEL):
+        if is_operator(sub) or not isinstance(sub, dict):
+            return None  # an operator decides: checked by the engine at run time
+        if key not in sub:
+            return f"a request without _meta {_META_LOG_LEVEL} (its pattern admits one)"
+        sub = sub[key]
+    if not match({"v": sub}, {}):
+        return f"a request without _meta {_META_LOG_LEVEL} (its pattern admits one)"
+    if level not in _LOG_LEVELS:
+        return None  # the schema check names an unknown level
+    above = [
+        wanted
+        for wanted in _LOG_LEVELS[_LOG_LEVELS.index(level) + 1 :]
+        if not match({"v": sub}, {"v": wanted})
+    ]
+    if above:
+        return f"a request asking for {above[0]} and above (its pattern admits it)"
+    return None
 
 
 _VIOLATION_FIX = (

@@ -24,6 +24,13 @@ microseconds) and `kind`; the other members depend on the kind (docs/transcripts
     start          pid: a stdio server process began (one per process in the file)
     stdin_eof, signal (name), exit (code, reason), fault (fault), note (text)
     unconsumed     steps (labels of expected steps never consumed)
+    withheld       rule, step, label, message, reason, fix: a message the script would
+                   have sent that the spec forbids for this client; it was not sent,
+                   and the run goes on (a conformant server would not send it either).
+                   rule: undeclared-capability (a server request for a capability the
+                   client did not declare), log-opt-in (2026: a log message on a request
+                   without logLevel, or below it), log-without-request (2026: a log
+                   message tied to no request)
     refusal        request, status, rule, reason (text), scripted: the HTTP mock refused
                    that request with a 4xx (recorded before the response); header:
                    the request header at fault, on a header-mismatch refusal

@@ -154,6 +154,13 @@ NO_SAMPLING_TOOLS = (Pin("SKIP", "features.sampling-tool-history-checked", ("202
 # nothing to judge.
 NO_SET_LEVEL = (Pin("N/A", "features.set-level-only-if-declared", HANDSHAKE),)
 
+# N4: the mcp SDK does not opt in to log messages at 2026-07-28 (no `log_level`: no
+# `_meta` logLevel), so a conformant server sends it none: log tolerance has nothing to
+# judge there. fastmcp opts in and is judged.
+NO_LOG_OPT_IN = (
+    Pin("N/A", "features.log-messages-accepted", MODERN, scenario="features-logging-2026"),
+)
+
 # N3: a client without 2026-07-28 (the TypeScript SDK) sends no server/discover probe, so no
 # handshake-era server ever refuses one: the fallback after a refused probe has nothing to
 # judge (its companion stateless.era-probe is a SKIP for such a client, R3).
@@ -189,8 +196,10 @@ MCP_AUTO = (
 )
 
 # fastmcp (built on the mcp SDK) gets the same verdicts; on its SSE transport it treats
-# "auto" as "legacy" and sends no probe, which changes no verdict.
+# "auto" as "legacy" and sends no probe, which changes no verdict. It opts in to log
+# messages at 2026-07-28, so it has no N4.
 FASTMCP = MCP_AUTO
+MCP_AUTO = (*MCP_AUTO, *NO_LOG_OPT_IN)
 
 # The TypeScript SDK 1.32 has no 2026-07-28 revision, and its driver says so: every item
 # at 2026-07-28 is a SKIP.

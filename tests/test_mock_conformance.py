@@ -52,6 +52,7 @@ from mock_servers import fixtures_root
 from mock_servers._asgi_transport import StreamingASGITransport
 from mock_servers._conformance import MOCK_ERROR_EXIT, SendGate, jsonrpc_in_text, split_mark
 from mock_servers._engine import META_CAPABILITIES, META_PROTOCOL_VERSION, Delivery, Engine
+from mock_servers._patterns import match
 from mock_servers._script import Script, ScriptError, Step, load_script, parse_script
 from mock_servers._transcript import Transcript
 from mock_servers.http import create_app, mock_of
@@ -172,13 +173,17 @@ _SAMPLES = {
 }
 
 
-def synthesize(pattern: Any) -> Any:
-    """A value that `pattern` matches (_OMIT for a member that must be absent)."""
+def synthesize(pattern: Any, choice: Iterator[int] | None = None) -> Any:
+    """A value that `pattern` matches (_OMIT for a member that must be absent).
+
+    `choice` picks the alternative of each `$any` in turn (default: the first of each)."""
     if isinstance(pattern, dict) and pattern and all(k.startswith("$") for k in pattern):
         if "$absent" in pattern:
             return _OMIT if pattern["$absent"] else "x"
         if "$any" in pattern:
-            return synthesize(pattern["$any"][0])
+            options = pattern["$any"]
+            pick = next(choice, 0) if choice is not None else 0
+            return synthesize(options[min(pick, len(options) - 1)], choice)
         if "$contains" in pattern:
             return [synthesize(pattern["$contains"])]
         if "$type" in pattern:
@@ -187,11 +192,38 @@ def synthesize(pattern: Any) -> Any:
             return "x" if pattern["$present"] else _OMIT
         raise AssertionError(f"no synthesis for the pattern {pattern}")  # $regex: none shipped
     if isinstance(pattern, dict):
-        built = {k: synthesize(v) for k, v in pattern.items()}
+        built = {k: synthesize(v, choice) for k, v in pattern.items()}
         return {k: v for k, v in built.items() if v is not _OMIT}
     if isinstance(pattern, list):
-        return [synthesize(v) for v in pattern]
+        return [synthesize(v, choice) for v in pattern]
     return pattern
+
+
+def synthesize_for(pattern: Any, revision: str) -> Any:
+    """A value `pattern` matches once `_with_meta` has added what `revision` requires.
+
+    At 2026-07-28 the `_meta` a request must carry can rule out the first `$any`
+    alternative (e.g. `{"$absent": true}` on `_meta`): try the others, a few at a time."""
+    first = synthesize(pattern)
+    if not is_stateless(revision):
+        return first
+    required = {
+        "params": {
+            "_meta": {META_PROTOCOL_VERSION: revision, META_CAPABILITIES: CLIENT_CAPABILITIES}
+        }
+    }
+    fallback = None
+    for picks in itertools.product(range(4), repeat=3):
+        candidate = synthesize(pattern, iter(picks))
+        if "method" not in candidate:
+            return candidate
+        # Prefer a request the engine accepts: the real version where the pattern names one.
+        for value in (_merge(candidate, required), candidate):
+            if not match(pattern, _with_meta({"jsonrpc": "2.0", "id": 1, **value}, revision)):
+                if value is not candidate:
+                    return value
+                fallback = fallback or value
+    return fallback or first
 
 
 def _merge(base: Any, extra: Any) -> Any:
@@ -269,7 +301,7 @@ def _client_messages(script: Script, revision: str) -> Iterator[dict[str, Any]]:
     else:
         yield {"jsonrpc": "2.0", "id": next(ids), "method": "server/discover", "params": {}}
     for step in expects:
-        message = synthesize(step.raw["expect"])
+        message = synthesize_for(step.raw["expect"], revision)
         method = message.get("method")
         if method == "initialize":
             message["params"] = _merge(

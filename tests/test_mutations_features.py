@@ -600,6 +600,10 @@ CASES = {
         {
             "lifecycle.declares-client-features": "FAIL",
             "features.set-level-only-if-declared": "N/A",
+            # The mock sends no roots/list or sampling request to a client that declared
+            # neither (a conformant server must not), so there is no answer to judge.
+            "features.roots-answer": "N/A",
+            "features.sampling-answer": "N/A",
         },
     ),
     "silent-on-undeclared": Case(

@@ -727,7 +727,8 @@ def test_2026_stdio_subscriptions_get_what_they_opted_in_to_marked_with_their_id
                     "send": {
                         "method": "notifications/message",
                         "params": {"level": "info", "data": 1},
-                    }
+                    },
+                    "violation": "a 2026-07-28 log message tied to no request",
                 },
             ],
             "transports": ["stdio"],

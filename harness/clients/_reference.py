@@ -72,6 +72,7 @@ __all__ = ["ReferenceClient"]
 META_VERSION = "io.modelcontextprotocol/protocolVersion"
 META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
 META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
+META_LOG_LEVEL = "io.modelcontextprotocol/logLevel"
 META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
 HEADER_MISMATCH = -32020
 UNSUPPORTED_VERSION = -32022
@@ -452,6 +453,10 @@ class ReferenceClient:
                 META_CAPABILITIES: self._capabilities(self._revision),
                 META_CLIENT_INFO: self._client_info(),
             }
+            if "logging" in (self._server_capabilities or {}):
+                # LOG: without a level a 2026-07-28 server sends no log messages; this
+                # client accepts them all, so it asks for the lowest level.
+                meta[META_LOG_LEVEL] = "debug"
             body = {**params, "_meta": meta}
             headers: dict[str, str] = {}
             if isinstance(self._transport, HttpTransport):

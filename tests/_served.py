@@ -37,6 +37,7 @@ _SESSION = re.compile(r"^mcp-testbench: session \d+: (\S+)")
 # second on an idle machine, several on a loaded one).
 READY_BOUND = 60.0
 STOP_BOUND = 10.0
+NEWLINE = "\n"  # f-strings before 3.12 take no backslash
 
 
 def node_tools_missing() -> str | None:
@@ -52,7 +53,7 @@ def node_tools_missing() -> str | None:
 
 @dataclass
 class Served:
-    """A running `serve`: its URL, and what it has printed so far (stdout and stderr)."""
+    """A running `serve`: its URL, and the lines it has printed so far (stdout and stderr)."""
 
     url: str
     output: list[str] = field(default_factory=list)
@@ -95,7 +96,7 @@ def serving(script: Path, *options: str) -> Iterator[Served]:
         # Drains the pipe for the whole run, so a chatty server never blocks on it.
         assert process.stdout is not None
         for line in process.stdout:
-            output.append(line)
+            output.append(line.rstrip("\n"))
             lines.put(line)
         lines.put(None)
 
@@ -121,12 +122,12 @@ def _wait_for_url(
         except queue.Empty:
             raise AssertionError(
                 f"`{' '.join(command)}` printed no URL within {READY_BOUND:.0f} s; "
-                f"output so far:\n{''.join(output)}"
+                f"output so far:\n{NEWLINE.join(output)}"
             ) from None
         if line is None:
             raise AssertionError(
                 f"`{' '.join(command)}` exited ({process.wait(STOP_BOUND)}) before it "
-                f"served; its output:\n{''.join(output)}"
+                f"served; its output:\n{NEWLINE.join(output)}"
             )
         found = _READY.match(line.strip())
         if found:

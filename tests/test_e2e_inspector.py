@@ -85,7 +85,7 @@ def test_inspector_and_python_sdk_twice_against_one_serve(tmp_path: Path) -> Non
         first_sdk = anyio.run(_sdk_run, served.url)
         _inspector_run(served.url, tmp_path)
         second_sdk = anyio.run(_sdk_run, served.url)
-    log = "".join(served.output)
+    log = "\n".join(served.output)
     assert (first_sdk, second_sdk) == ("2026-07-28", "2026-07-28"), log
     # The Inspector speaks the 2025-11-25 handshake, a new session per call; the SDK's
     # discovery opens a 2026-07-28 session. Each one started the script afresh.

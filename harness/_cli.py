@@ -11,6 +11,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from harness._run_suite import DEFAULT_REPORT_DIR, REPORT_FILES
 from harness.protocol import REVISIONS
 from mock_servers import ScriptError, load_script, package_version
 
@@ -99,6 +100,20 @@ def build_parser() -> argparse.ArgumentParser:
         "--client", metavar="MODULE:ATTR", help="a factory returning the client under test"
     )
     who.add_argument("--driver", metavar="CMD", help='a driver command, e.g. "node driver.mjs"')
+    where = run.add_mutually_exclusive_group()
+    where.add_argument(
+        "--report-dir",
+        type=Path,
+        default=DEFAULT_REPORT_DIR,
+        metavar="DIR",
+        help=f"write {', '.join(REPORT_FILES)} into DIR (default: ./{DEFAULT_REPORT_DIR}/, "
+        "created; the files of an earlier run are replaced)",
+    )
+    where.add_argument(
+        "--no-report",
+        action="store_true",
+        help="write no report folder (the summary is still printed)",
+    )
     run.add_argument(
         "--report",
         type=Path,
@@ -238,6 +253,7 @@ def _run(args: argparse.Namespace) -> int:
     return run_suite(
         client=args.client,
         driver=args.driver,
+        report_dir=None if args.no_report else args.report_dir,
         reports=args.report or [],
         revisions=args.revision or [],
         transports=args.transport or [],

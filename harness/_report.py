@@ -271,7 +271,7 @@ _CSS = """
 body{font-family:sans-serif;margin:1em;max-width:100%;box-sizing:border-box}
 table{border-collapse:collapse}td,th{border:1px solid #999;padding:2px 6px;font-size:13px}
 th{text-align:left}.matrix{overflow-x:auto;max-width:100%}.matrix td{text-align:center}
-.items td{vertical-align:top;overflow-wrap:anywhere}.items{width:100%;table-layout:fixed}
+.items td{vertical-align:top;overflow-wrap:anywhere}.items{width:100%}
 pre{white-space:pre-wrap;overflow-wrap:anywhere;font-size:12px;margin:2px 0}
 .filters label{margin-right:1em}.meta td,.meta th{border:none;padding:0 1em 0 0}
 """ + "".join(f".v-{_css_name(s)}{{background:{c}}}" for s, c in _COLOURS.items())
@@ -416,8 +416,9 @@ def _html_items(results: Sequence[Mapping[str, Any]]) -> str:
         return "<h2>Every item passed</h2>"
     return (
         f'<h2>Not passed: <span id="shown">{len(ordered)}</span> items, worst first</h2>'
-        '<table class="items"><colgroup><col style="width:6em"><col style="width:30%">'
-        '<col style="width:14em"><col></colgroup>'
+        # Automatic layout: long ids break anywhere, so the table never outgrows the page.
+        '<table class="items"><colgroup><col><col style="width:30%"><col style="width:15%">'
+        "<col></colgroup>"
         "<tr><th>verdict</th><th>item</th><th>requirement</th><th>why</th></tr>"
         f"{''.join(_html_item(r) for r in ordered)}</table>"
     )

@@ -61,8 +61,10 @@ def run_suite(
         ini = Path(scratch) / "pytest.ini"
         ini.write_text("[pytest]\n", encoding="utf-8")
         # The scratch folder as the only path: nothing is collected from the working
-        # directory, only the suite the plugin adds.
-        argv = ["-c", str(ini), "--rootdir", scratch, *args, *extra, scratch]
+        # directory, only the suite the plugin adds, and no conftest.py of the working
+        # directory is read (the ini file's folder bounds the search). The working directory
+        # as rootdir: the ids pytest prints are then the ones that re-run an item.
+        argv = ["-c", str(ini), "--rootdir", str(Path.cwd()), *args, *extra, scratch]
         code = subprocess.run([sys.executable, "-m", "pytest", *argv], check=False).returncode
     _say_where(folder, report_dir)
     return code

@@ -504,7 +504,9 @@ def _explain(item: McpCheckItem, run: ScenarioRun, verdict: Verdict) -> str:
     check = item.mcp_check
     lines = [
         f"{verdict.status.value} {check.id} ({check.level} {', '.join(check.requirements)}) "
-        f"in {run.scenario.id} at {run.revision} over {run.transport}",
+        f"in {run.scenario.id} at {run.revision} over {run.transport}"
+        # The first line is JUnit's failure message: a BLOCKED one names its root there.
+        + (f", blocked by {verdict.root}" if verdict.root is not None else ""),
         f"  requirement: {check.description}",
         f"  spec: {check.spec_url(run.revision)}",
         f"  why: {verdict.reason}",

@@ -548,6 +548,7 @@ def test_every_status_in_junit(pytester: pytest.Pytester) -> None:
     blocked = cases["fake.blocked"].find("failure")
     assert blocked is not None
     assert blocked.get("message", "").startswith("BLOCKED fake.blocked")
+    assert blocked.get("message", "").splitlines()[0].endswith("over stdio, blocked by fake.fail")
     failed = cases["fake.fail"].find("failure")
     assert failed is not None
     assert failed.get("message", "").startswith("FAIL fake.fail")
@@ -580,12 +581,15 @@ def test_not_applicable_and_skip_alone_pass_the_run(pytester: pytest.Pytester) -
 
 def test_the_summary_is_printed_once_with_xdist(pytester: pytest.Pytester) -> None:
     report = pytester.path / "r.json"
-    result = _every_status(pytester, "-n", "2", f"--mcp-report={report}")
+    result = _every_status(pytester, "-n", "2", f"--mcp-report={report}", "--junitxml=j.xml")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     summaries = [line for line in result.stdout.lines if line.startswith("mcp-testbench: 6 items")]
     assert len(summaries) == 1, result.stdout.str()
     assert len([line for line in result.stdout.lines if line.strip() == ROOT_LINE]) == 1
     assert len(_results(report)) == 6
+    # The JUnit verdict lines are written by the controller, from the workers' reports.
+    junit = (pytester.path / "j.xml").read_text(encoding="utf-8")
+    assert junit.count("<system-out>mcp-testbench ") == 5
 
 
 def test_baseline_expects_a_blocked_item_like_a_failure(pytester: pytest.Pytester) -> None:

@@ -66,6 +66,19 @@ def test_the_summary_is_printed_once_and_fits_100_columns(tmp_path: Path) -> Non
     assert " sse " not in done.stdout
 
 
+def test_the_printed_ids_rerun_an_item_and_no_conftest_of_the_directory_is_read(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "conftest.py").write_text(
+        "import pytest\n@pytest.fixture(autouse=True)\ndef boom():\n    raise RuntimeError('read')\n",
+        encoding="utf-8",
+    )
+    done = _run(tmp_path, *NARROW, "--no-report", "--", "-k", "tools-call-2025", "-vv")
+    assert done.returncode == 0, done.stdout + done.stderr
+    item = "mcp-testbench::tools-call-2025-11-25-stdio::tools.call-result"
+    assert any(line.startswith(f"{item} PASSED") for line in done.stdout.splitlines())
+
+
 def test_report_dir_and_no_report(tmp_path: Path) -> None:
     done = _run(tmp_path, *NARROW, "--report-dir", "out/conformance", *ONE_RUN)
     assert done.returncode == 0, done.stdout + done.stderr

@@ -246,12 +246,23 @@ def _markdown(results: Sequence[Mapping[str, Any]]) -> str:
         out.append(
             f"| {check} | {level} | " + " | ".join(_MARK[row.get(c)] for c in columns) + " |"
         )
-    failures = [r for r in results if r["status"] in ("FAIL", "WARN", "N/A")]
-    if failures:
-        out += ["", "## Failures, warnings and what was not applicable", ""]
-        for r in failures:
-            out.append(f"- **{r['status']}** `{r['id']}`: {r['reason']} ({r['spec']})")
+    out += _markdown_not_passed(results)
     return "\n".join(out) + "\n"
+
+
+def _markdown_not_passed(results: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Every item that did not pass, worst first, with its requirement and why."""
+    shown = [r for r in results if r["status"] != "PASS"]
+    if not shown:
+        return []
+    out = ["", "## Not passed, worst first", ""]
+    for r in sorted(shown, key=lambda r: (_ORDER.index(str(r["status"])), str(r["id"]))):
+        root = f" (blocked by `{r['root']}`)" if r.get("root") else ""
+        out.append(
+            f"- **{r['status']}** `{r['id']}` ({r['level']} {', '.join(r['requirements'])}, "
+            f"[spec]({r['spec']})){root}: {r['reason']}"
+        )
+    return out
 
 
 def _css_name(status: str) -> str:

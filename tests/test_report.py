@@ -153,3 +153,20 @@ def test_an_all_pass_report_says_so(tmp_path: Path) -> None:
     page = _page(tmp_path, results)
     assert "<h2>Every item passed</h2>" in page
     assert "Root causes" not in page
+
+
+def test_the_markdown_report_lists_every_item_that_did_not_pass(tmp_path: Path) -> None:
+    results = _every_item()
+    path = tmp_path / "report.md"
+    write_reports(results, path)
+    text = path.read_text(encoding="utf-8")
+    listed = text.split("## Not passed, worst first\n\n", 1)[1].splitlines()
+    assert len(listed) == sum(1 for r in results if r["status"] != "PASS")
+    order = ["FAIL", "BLOCKED", "WARN", "N/A", "SKIP"]
+    statuses = [line.split("**")[1] for line in listed]
+    assert statuses == sorted(statuses, key=order.index)
+    blocked = next(line for line in listed if line.startswith("- **BLOCKED**"))
+    assert "(blocked by `client.connect`): the reason for BLOCKED" in blocked
+    assert "[spec](https://modelcontextprotocol.io/specification/" in blocked
+    # The matrix names its columns as the flags do.
+    assert "| 2024-11-05 sse-legacy |" in text

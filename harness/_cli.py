@@ -88,11 +88,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = commands.add_parser(
         "run",
-        help="run the conformance suite against a client and print the matrix",
+        help="run the conformance suite against a client; print a summary, write the reports",
         description=(
             "Run the conformance suite (through pytest) against a Python client (--client), "
             "a driver for a client in any language (--driver), or, with neither, the bundled "
-            "reference client. Arguments after -- go to pytest."
+            "reference client. Prints a summary; writes report.html, results.json and "
+            "junit.xml into ./mcp-testbench-report/ (see --report-dir). Exits non-zero when "
+            "an item FAILs or is BLOCKED. Arguments after -- go to pytest."
         ),
     )
     who = run.add_mutually_exclusive_group()

@@ -11,6 +11,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from harness._run_suite import DEFAULT_REPORT_DIR, REPORT_FILES
 from harness.protocol import REVISIONS
 from mock_servers import ScriptError, load_script, package_version
 
@@ -87,11 +88,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = commands.add_parser(
         "run",
-        help="run the conformance suite against a client and print the matrix",
+        help="run the conformance suite against a client; print a summary, write the reports",
         description=(
             "Run the conformance suite (through pytest) against a Python client (--client), "
             "a driver for a client in any language (--driver), or, with neither, the bundled "
-            "reference client. Arguments after -- go to pytest."
+            "reference client. Prints a summary; writes report.html, results.json and "
+            "junit.xml into ./mcp-testbench-report/ (see --report-dir). Exits non-zero when "
+            "an item FAILs or is BLOCKED. Arguments after -- go to pytest."
         ),
     )
     who = run.add_mutually_exclusive_group()
@@ -99,6 +102,20 @@ def build_parser() -> argparse.ArgumentParser:
         "--client", metavar="MODULE:ATTR", help="a factory returning the client under test"
     )
     who.add_argument("--driver", metavar="CMD", help='a driver command, e.g. "node driver.mjs"')
+    where = run.add_mutually_exclusive_group()
+    where.add_argument(
+        "--report-dir",
+        type=Path,
+        default=DEFAULT_REPORT_DIR,
+        metavar="DIR",
+        help=f"write {', '.join(REPORT_FILES)} into DIR (default: ./{DEFAULT_REPORT_DIR}/, "
+        "created; the files of an earlier run are replaced)",
+    )
+    where.add_argument(
+        "--no-report",
+        action="store_true",
+        help="write no report folder (the summary is still printed)",
+    )
     run.add_argument(
         "--report",
         type=Path,
@@ -238,6 +255,7 @@ def _run(args: argparse.Namespace) -> int:
     return run_suite(
         client=args.client,
         driver=args.driver,
+        report_dir=None if args.no_report else args.report_dir,
         reports=args.report or [],
         revisions=args.revision or [],
         transports=args.transport or [],

@@ -1,31 +1,33 @@
-"""`mcp-testbench run`: the conformance suite through pytest, then the matrix on stdout.
+"""`mcp-testbench run`: the conformance suite through pytest, and the reports it leaves.
 
 pytest runs in its own process (`python -m pytest`), in a scratch directory with an empty
 configuration, so that the settings of whatever project the command is run from (its
 conftest, its warning filters) cannot change the verdicts, and so that only the plugin
-imports pytest (a layer contract in .importlinter).
+imports pytest (a layer contract in pyproject.toml). The reports go to a folder that
+stays (by default ./mcp-testbench-report/ in the working directory), never to the scratch
+directory, which is gone when the command exits. The plugin prints the summary.
 """
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from harness._report import matrix, summary_line
-
-__all__ = ["REFERENCE_CLIENT", "run_suite"]
+__all__ = ["DEFAULT_REPORT_DIR", "REFERENCE_CLIENT", "REPORT_FILES", "run_suite"]
 
 REFERENCE_CLIENT = "harness.clients:ReferenceClient"
+DEFAULT_REPORT_DIR = Path("mcp-testbench-report")
+REPORT_FILES = ("report.html", "results.json", "junit.xml")
 
 
 def run_suite(
     *,
     client: str | None = None,
     driver: str | None = None,
+    report_dir: Path | None = DEFAULT_REPORT_DIR,
     reports: Sequence[Path] = (),
     revisions: Sequence[str] = (),
     transports: Sequence[str] = (),
@@ -33,53 +35,48 @@ def run_suite(
     timeout: float = 10.0,
     extra: Sequence[str] = (),
 ) -> int:
-    """Run the suite; print the matrix; return pytest's exit code."""
-    with tempfile.TemporaryDirectory(prefix="mcp-testbench-run-") as scratch:
-        folder = Path(scratch)
-        (folder / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
-        results_file = folder / "results.json"
-        args = [
-            "-c",
-            str(folder / "pytest.ini"),
-            "--rootdir",
-            str(folder),
-            "-p",
-            "no:cacheprovider",
-            "-q",
-            f"--mcp-timeout={timeout}",
-            "--mcp-report",
-            str(results_file),
+    """Run the suite; write the reports into `report_dir` (None: no report folder);
+    return pytest's exit code (non-zero when an item FAILs or is BLOCKED)."""
+    args = ["-p", "no:cacheprovider", "-q", f"--mcp-timeout={timeout}"]
+    if driver:
+        args.append(f"--mcp-driver={driver}")
+    else:
+        args.append(f"--mcp-client={client or REFERENCE_CLIENT}")
+    args += [f"--mcp-revision={r}" for r in revisions]
+    args += [f"--mcp-transport={t}" for t in transports]
+    if baseline is not None:
+        args.append(f"--mcp-baseline={baseline.resolve()}")
+    folder = None if report_dir is None else report_dir.resolve()
+    if folder is not None:
+        folder.mkdir(parents=True, exist_ok=True)
+        for name in REPORT_FILES:  # a failed run must not leave the last run's reports
+            (folder / name).unlink(missing_ok=True)
+        args += [
+            f"--mcp-report={folder / 'report.html'}",
+            f"--mcp-report={folder / 'results.json'}",
+            f"--junitxml={folder / 'junit.xml'}",
         ]
-        if driver:
-            args.append(f"--mcp-driver={driver}")
-        else:
-            args.append(f"--mcp-client={client or REFERENCE_CLIENT}")
-        args += [f"--mcp-revision={r}" for r in revisions]
-        args += [f"--mcp-transport={t}" for t in transports]
-        if baseline is not None:
-            args.append(f"--mcp-baseline={baseline.resolve()}")
-        for report in reports:
-            args += ["--mcp-report", str(report.resolve())]
+    args += [f"--mcp-report={report.resolve()}" for report in reports]
+    with tempfile.TemporaryDirectory(prefix="mcp-testbench-run-") as scratch:
+        ini = Path(scratch) / "pytest.ini"
+        ini.write_text("[pytest]\n", encoding="utf-8")
         # The scratch folder as the only path: nothing is collected from the working
-        # directory, only the suite the plugin adds.
-        args += [*extra, str(folder)]
-        code = subprocess.run([sys.executable, "-m", "pytest", *args], check=False).returncode
-        if results_file.exists():
-            results = json.loads(results_file.read_text(encoding="utf-8"))["results"]
-            print_matrix(results)
+        # directory, only the suite the plugin adds, and no conftest.py of the working
+        # directory is read (the ini file's folder bounds the search). The working directory
+        # as rootdir: the ids pytest prints are then the ones that re-run an item.
+        argv = ["-c", str(ini), "--rootdir", str(Path.cwd()), *args, *extra, scratch]
+        code = subprocess.run([sys.executable, "-m", "pytest", *argv], check=False).returncode
+    _say_where(folder, report_dir)
     return code
 
 
-def print_matrix(results: Sequence[dict[str, object]]) -> None:
-    columns, rows = matrix(results)
-    if not rows:
-        print("mcp-testbench: no check ran")
+def _say_where(folder: Path | None, asked: Path | None) -> None:
+    if folder is None:
+        print("mcp-testbench: no report folder written (--no-report); the summary is above")
         return
-    width = max(len(check) for check, _, _ in rows)
-    short = [c.replace("sse-legacy", "sse") for c in columns]
-    out = sys.stdout
-    out.write("\n" + " " * (width + 2) + "  ".join(f"{c:>15}" for c in short) + "\n")
-    for check, _level, row in rows:
-        cells = "  ".join(f"{(row.get(c) or '-'):>15}" for c in columns)
-        out.write(f"{check:<{width}}  {cells}\n")
-    out.write(summary_line(results) + "\n")
+    written = [name for name in REPORT_FILES if (folder / name).exists()]
+    if not written:
+        print(f"mcp-testbench: no report written to {folder}: the run ended before any check")
+        return
+    shown = asked if asked is not None and not asked.is_absolute() else folder
+    print(f"mcp-testbench: reports in {shown}/: {', '.join(written)}")

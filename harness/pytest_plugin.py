@@ -33,9 +33,11 @@ if TYPE_CHECKING:
 __all__ = ["McpCheckFailed", "mcp_client_factory"]
 
 _RESULT_PROPERTY = "mcp_result"
+_SUITE = "mcp-testbench"
 _STASH_RUNS: pytest.StashKey[dict[tuple[str, str, str], ScenarioRun]] = pytest.StashKey()
 _STASH_BASELINE: pytest.StashKey[Baseline | None] = pytest.StashKey()
 _STASH_UNMATCHED: pytest.StashKey[list[str]] = pytest.StashKey()
+_STASH_SELECT: pytest.StashKey[list[str]] = pytest.StashKey()
 _STASH_FACTORY: pytest.StashKey[Callable[[], McpClient]] = pytest.StashKey()
 
 
@@ -100,22 +102,56 @@ def _split(values: list[str] | None) -> list[str]:
     return [v.strip() for value in values or [] for v in value.split(",") if v.strip()]
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    if not _active(config):
-        return
+_INACTIVE = (
+    "mcp-testbench: conformance suite not collected; "
+    "pass --mcp-client=MODULE:ATTR or --mcp-driver=CMD to run it"
+)
+
+
+def _check_filters(config: pytest.Config) -> None:
+    """A bad --mcp-revision or --mcp-transport is a usage error even without a client:
+    it is a typo that would otherwise only show on the run that has one."""
+    revisions, transports = config.getoption("mcp_revision"), config.getoption("mcp_transport")
+    if not revisions and not transports:
+        return  # import nothing: the plugin stays light in every other pytest run
     from harness._catalogue import TRANSPORTS
     from harness.protocol import REVISIONS
 
-    for revision in _split(config.getoption("mcp_revision")):
+    for revision in _split(revisions):
         if revision not in REVISIONS:
             raise pytest.UsageError(
                 f"--mcp-revision {revision!r} is not a revision; use one of {', '.join(REVISIONS)}"
             )
-    for transport in _split(config.getoption("mcp_transport")):
+    for transport in _split(transports):
         if transport not in TRANSPORTS:
             raise pytest.UsageError(
                 f"--mcp-transport {transport!r} is not a transport; use one of {', '.join(TRANSPORTS)}"
             )
+
+
+def _take_node_ids(config: pytest.Config) -> None:
+    """`mcp-testbench::<run>[::<check>]` arguments name items of the suite, not files:
+    take them out of the paths pytest collects (it would say "file not found") and keep
+    them as a selection. pytest-xdist workers get the same arguments and do the same."""
+    picked = [a for a in config.args if a == _SUITE or a.startswith(_SUITE + "::")]
+    config.args[:] = [a for a in config.args if a not in picked]
+    config.stash[_STASH_SELECT] = picked
+    if picked and not _active(config):
+        raise pytest.UsageError(
+            f"{picked[0]!r} is an item of the conformance suite: "
+            "add --mcp-client=MODULE:ATTR or --mcp-driver=CMD to run it"
+        )
+
+
+def pytest_report_header(config: pytest.Config) -> str | None:
+    return None if _active(config) else _INACTIVE
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    _check_filters(config)
+    _take_node_ids(config)
+    if not _active(config):
+        return
     if config.getoption("mcp_client") and config.getoption("mcp_driver"):
         raise pytest.UsageError("give --mcp-client or --mcp-driver, not both")
     if config.getoption("mcp_timeout") <= 0:
@@ -331,7 +367,11 @@ class McpCheckItem(pytest.Function):
         return str(super().repr_failure(excinfo))
 
     def reportinfo(self) -> tuple[str, int | None, str]:
-        return ("mcp-testbench", None, self.nodeid)
+        # The domain is the headline of a failure. pytest's verbose line turns each "." of
+        # a domain that ends the node id into "::" (for Class.method), which would print
+        # `...::tools::call-result`, an id that selects nothing; a trailing space keeps
+        # the printed id the one that re-runs the item.
+        return ("mcp-testbench", None, f"{self.nodeid} ")
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -340,8 +380,8 @@ def pytest_collection_modifyitems(
 ) -> None:
     if not _active(config):
         return
-    suite = McpSuite.from_parent(session, name="mcp-testbench", nodeid="mcp-testbench")
-    added = list(session.genitems(suite))
+    suite = McpSuite.from_parent(session, name=_SUITE, nodeid=_SUITE)
+    added = _selected(config, list(session.genitems(suite)))
     baseline = config.stash[_STASH_BASELINE]
     if baseline is not None:
         reasons, config.stash[_STASH_UNMATCHED] = baseline.match(
@@ -355,6 +395,27 @@ def pytest_collection_modifyitems(
                     )
                 )
     items.extend(added)
+
+
+def _selected(config: pytest.Config, items: list[pytest.Item]) -> list[pytest.Item]:
+    """The items that `mcp-testbench::...` arguments name (all without any): an item id
+    selects that check, a run id (`mcp-testbench::<scenario>-<revision>-<transport>`) its
+    checks. Only the runs of selected items are executed, so one check costs one scenario."""
+    picked = config.stash.get(_STASH_SELECT, [])
+    if not picked:
+        return items
+    chosen = [
+        item
+        for item in items
+        if any(p == _SUITE or item.nodeid == p or item.nodeid.startswith(p + "::") for p in picked)
+    ]
+    for p in picked:
+        if p != _SUITE and not any(i.nodeid == p or i.nodeid.startswith(p + "::") for i in chosen):
+            raise pytest.UsageError(
+                f"{p!r} names no item of the suite with these options; "
+                "list the items with --collect-only -q"
+            )
+    return chosen
 
 
 @pytest.hookimpl(optionalhook=True, tryfirst=True)
@@ -397,9 +458,17 @@ def _run_check(mcp_client_factory: Callable[[], McpClient], request: pytest.Fixt
     run = runs[key]
     verdict = judge(item.mcp_check, run)
     item.mcp_verdict = verdict
-    item.user_properties.append((_RESULT_PROPERTY, _result(item, run, verdict)))
-    # The same verdict as separate JUnit properties, for CI tools that read the XML.
-    item.user_properties += [("mcp_status", verdict.status.value), ("mcp_kind", verdict.kind)]
+    result = _result(item, run, verdict)
+    # The result travels as JSON text (xdist workers send it to the controller; JUnit
+    # shows it as is), and its parts as JUnit properties of their own for CI tools.
+    item.user_properties.append((_RESULT_PROPERTY, json.dumps(result, ensure_ascii=False)))
+    item.user_properties += [
+        ("mcp_status", verdict.status.value),
+        ("mcp_kind", verdict.kind),
+        ("mcp_reason", verdict.reason),
+        ("mcp_requirements", ", ".join(item.mcp_check.requirements)),
+        ("mcp_spec", result["spec"]),
+    ]
     if verdict.root is not None:
         item.user_properties.append(("mcp_root", verdict.root))
     if verdict.status.failing:
@@ -435,7 +504,9 @@ def _explain(item: McpCheckItem, run: ScenarioRun, verdict: Verdict) -> str:
     check = item.mcp_check
     lines = [
         f"{verdict.status.value} {check.id} ({check.level} {', '.join(check.requirements)}) "
-        f"in {run.scenario.id} at {run.revision} over {run.transport}",
+        f"in {run.scenario.id} at {run.revision} over {run.transport}"
+        # The first line is JUnit's failure message: a BLOCKED one names its root there.
+        + (f", blocked by {verdict.root}" if verdict.root is not None else ""),
         f"  requirement: {check.description}",
         f"  spec: {check.spec_url(run.revision)}",
         f"  why: {verdict.reason}",
@@ -453,11 +524,17 @@ def _explain(item: McpCheckItem, run: ScenarioRun, verdict: Verdict) -> str:
     return "\n".join(lines)
 
 
-def _reported_status(report: pytest.TestReport) -> str | None:
+def _reported_result(report: pytest.TestReport) -> dict[str, Any] | None:
     for name, value in report.user_properties:
-        if name == _RESULT_PROPERTY and isinstance(value, dict):
-            return str(value.get("status"))
+        if name == _RESULT_PROPERTY and isinstance(value, str):
+            result: dict[str, Any] = json.loads(value)
+            return result
     return None
+
+
+def _reported_status(report: pytest.TestReport) -> str | None:
+    result = _reported_result(report)
+    return None if result is None else str(result.get("status"))
 
 
 # Statuses that pytest has no word for get their own category, letter and word: they
@@ -486,6 +563,29 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     return report
 
 
+def _junit_verdict_line(config: pytest.Config, report: pytest.TestReport, result: Any) -> None:
+    """A `system-out` line with the verdict and its reason in the item's JUnit testcase,
+    which CI systems display next to it: WARN, BLOCKED, N/A and SKIP are otherwise a
+    pass, a failure or a skip there without their meaning. Uses pytest's junitxml object
+    (no public API adds an element); without --junitxml it does nothing."""
+    if result.get("status") == "PASS":
+        return
+    from xml.etree import ElementTree
+
+    from _pytest.junitxml import xml_key
+
+    log_xml = config.stash.get(xml_key, None)
+    if log_xml is None:
+        return
+
+    line = f"mcp-testbench {result['status']}: {result['reason']}"
+    if result.get("root"):
+        line += f" (root cause: {result['root']})"
+    element = ElementTree.Element("system-out")
+    element.text = f"{line}\nrequirement: {', '.join(result['requirements'])} {result['spec']}\n"
+    log_xml.node_reporter(report).append(element)
+
+
 class _Recorder:
     """Collects every verdict (also from pytest-xdist workers) and writes the reports."""
 
@@ -493,28 +593,29 @@ class _Recorder:
         self.config = config
         self.results: list[dict[str, Any]] = []
 
+    @pytest.hookimpl(trylast=True)  # after junitxml has opened the item's testcase
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         # Results travel in user_properties so that the controller of an xdist run,
         # which executes no item itself, still sees every verdict.
         if report.when != "call":
             return
-        for name, value in report.user_properties:
-            if name == _RESULT_PROPERTY and isinstance(value, dict):
-                self.results.append(value)
+        result = _reported_result(report)
+        if result is not None:
+            self.results.append(result)
+            _junit_verdict_line(self.config, report, result)
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        from harness._report import root_cause_lines, summary_line, write_reports
+        from harness._report import terminal_summary, write_reports
 
         self._blocked_details(terminalreporter)
         for path in self.config.getoption("mcp_report") or []:
             write_reports(self.results, Path(path))
             terminalreporter.write_line(f"mcp-testbench: wrote {path}")
-        roots = root_cause_lines(self.results)
-        if roots:
-            terminalreporter.write_line("mcp-testbench: root causes (fix these first):", red=True)
-            for line in roots:
-                terminalreporter.write_line(f"  {line}")
-        terminalreporter.write_line(summary_line(self.results))
+        lines = terminal_summary(self.results)
+        roots = "mcp-testbench: root causes (fix these first):"
+        terminalreporter.write_sep("-", "mcp-testbench summary")
+        for line in lines:
+            terminalreporter.write_line(line, red=line == roots)
         for entry in self.config.stash.get(_STASH_UNMATCHED, []):
             terminalreporter.write_line(
                 f"mcp-testbench: baseline entry {entry!r} matches no check of this run; "

@@ -24,13 +24,98 @@ def _results(path: Path) -> list[dict[str, Any]]:
     return results
 
 
+INACTIVE = (
+    "mcp-testbench: conformance suite not collected; "
+    "pass --mcp-client=MODULE:ATTR or --mcp-driver=CMD to run it"
+)
+
+
 def test_inert_without_options(pytester: pytest.Pytester) -> None:
+    """Plain pytest with the plugin installed: the project's own tests run as ever, no
+    item of the suite is collected, and one header line says which flags would run it."""
     pytester.makepyfile("def test_nothing():\n    assert True\n")
     result = pytester.runpytest("-p", "no:cacheprovider")
     result.assert_outcomes(passed=1)
     out = result.stdout.str()
     assert "mcp-testbench::" not in out
-    assert "mcp-testbench: " not in out
+    assert [line for line in result.stdout.lines if line.startswith("mcp-testbench")] == [INACTIVE]
+
+
+def test_inert_run_under_xdist_says_so_once(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("def test_one():\n    assert True\n\ndef test_two():\n    pass\n")
+    result = pytester.runpytest_subprocess("-n", "2", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=2)
+    assert [line for line in result.stdout.lines if line.startswith("mcp-testbench")] == [INACTIVE]
+
+
+@pytest.mark.parametrize(
+    ("option", "message"),
+    [
+        (
+            "--mcp-revision=2030-01-01",
+            "--mcp-revision '2030-01-01' is not a revision; use one of 2024-11-05, 2025-03-26",
+        ),
+        (
+            "--mcp-transport=sse",
+            "--mcp-transport 'sse' is not a transport; use one of stdio, http, sse-legacy",
+        ),
+    ],
+)
+def test_bad_filter_without_a_client_is_a_usage_error(
+    pytester: pytest.Pytester, option: str, message: str
+) -> None:
+    pytester.makepyfile("def test_nothing():\n    assert True\n")
+    result = pytester.runpytest(option, "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert message in result.stderr.str()
+
+
+RUN_ID = "mcp-testbench::tools-call-2025-11-25-stdio"
+
+
+def test_one_check_reruns_by_its_node_id(pytester: pytest.Pytester) -> None:
+    """The id pytest prints for an item runs that item alone, and only its scenario."""
+    report = pytester.path / "r.json"
+    result = pytester.runpytest(
+        REFERENCE, f"{RUN_ID}::tools.call-result", f"--mcp-report={report}", "-v"
+    )
+    assert result.ret == 0, result.stdout.str()
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines([f"{RUN_ID}::tools.call-result PASSED*"])
+    assert [(r["id"], r["status"]) for r in _results(report)] == [
+        (f"{RUN_ID}::tools.call-result", "PASS")
+    ]
+
+
+def test_node_ids_of_a_run_and_of_items_under_xdist(pytester: pytest.Pytester) -> None:
+    """A run id selects every check of that run; the workers of xdist get the same
+    selection (they collect from the same arguments)."""
+    from harness._catalogue import CATALOGUE
+    from harness.suite import scenario
+
+    checks = [
+        c for c in scenario("tools-call").checks if CATALOGUE[c].applies("2025-11-25", "stdio")
+    ]
+    other = "mcp-testbench::tools-pagination-2025-11-25-http::tools.pagination"
+    report = pytester.path / "r.json"
+    result = pytester.runpytest_subprocess(
+        REFERENCE, RUN_ID, other, "-n", "2", f"--mcp-report={report}", "-p", "no:cacheprovider"
+    )
+    assert result.ret == 0, result.stdout.str()
+    ids = sorted(r["id"] for r in _results(report))
+    assert ids == sorted([*(f"{RUN_ID}::{c}" for c in checks), other])
+
+
+def test_a_node_id_that_names_nothing_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest(REFERENCE, f"{RUN_ID}::no.such-check", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert f"'{RUN_ID}::no.such-check' names no item of the suite" in result.stderr.str()
+
+
+def test_a_node_id_without_a_client_says_what_to_add(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest(f"{RUN_ID}::tools.call-result", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "add --mcp-client=MODULE:ATTR or --mcp-driver=CMD" in result.stderr.str()
 
 
 def test_options_are_in_their_own_group(pytester: pytest.Pytester) -> None:
@@ -361,8 +446,10 @@ STATUSES = {
     "fake.na": ("N/A", "not-applicable", None),
     "fake.skip": ("SKIP", "declared", None),
 }
+# Longer than 100 columns on one line: the terminal puts the counts on a line of their own.
 SUMMARY = (
-    "mcp-testbench: 6 items of 6 checks for * 1 FAIL, 1 BLOCKED, 1 WARN, 1 PASS, 1 N/A, 1 SKIP"
+    "mcp-testbench: 6 items of 6 checks for *:",
+    "  1 FAIL, 1 BLOCKED, 1 WARN, 1 PASS, 1 N/A, 1 SKIP",
 )
 ROOT_LINE = "fake.fail FAIL blocks 1 item: the root defect"
 
@@ -389,7 +476,7 @@ def test_every_status_in_pytest_and_the_reports(pytester: pytest.Pytester) -> No
     out = result.stdout.str()
     assert "root cause: fake.fail (fix that first; this check was not judged)" in out
     result.stdout.fnmatch_lines(
-        ["mcp-testbench: root causes (fix these first):", f"  {ROOT_LINE}", SUMMARY]
+        ["mcp-testbench: root causes (fix these first):", f"  {ROOT_LINE}", *SUMMARY]
     )
     assert (
         len([line for line in result.stdout.lines if line.startswith("mcp-testbench: 6 items")])
@@ -440,11 +527,28 @@ def test_every_status_in_junit(pytester: pytest.Pytester) -> None:
         assert props["mcp_status"] == status
         assert props["mcp_kind"] == kind
         assert props.get("mcp_root") == root
-        assert f"'status': '{status}'" in props["mcp_result"]
+        assert props["mcp_requirements"] == f"F-{list(STATUSES).index(name) + 1}"
+        assert props["mcp_spec"].endswith("/2025-11-25/basic/lifecycle")
+        result = json.loads(props["mcp_result"])  # JSON, not a Python repr
+        assert (result["status"], result["reason"]) == (status, props["mcp_reason"])
+
+    # What CI systems display next to a testcase: the verdict and why, for every item
+    # whose pytest outcome alone would hide it (a WARN passes, N/A is a skip, ...).
+    def system_out(name: str) -> str:
+        return "".join(e.text or "" for e in cases[name].iter("system-out"))
+
+    assert system_out("fake.pass") == ""
+    assert system_out("fake.warn").startswith("mcp-testbench WARN: a SHOULD was not met\n")
+    assert system_out("fake.blocked").startswith(
+        "mcp-testbench BLOCKED: blocked by fake.fail: the root defect (root cause: fake.fail)"
+    )
+    assert system_out("fake.na").startswith("mcp-testbench N/A: ")
+    assert "requirement: F-3 https://" in system_out("fake.fail")
 
     blocked = cases["fake.blocked"].find("failure")
     assert blocked is not None
     assert blocked.get("message", "").startswith("BLOCKED fake.blocked")
+    assert blocked.get("message", "").splitlines()[0].endswith("over stdio, blocked by fake.fail")
     failed = cases["fake.fail"].find("failure")
     assert failed is not None
     assert failed.get("message", "").startswith("FAIL fake.fail")
@@ -477,12 +581,15 @@ def test_not_applicable_and_skip_alone_pass_the_run(pytester: pytest.Pytester) -
 
 def test_the_summary_is_printed_once_with_xdist(pytester: pytest.Pytester) -> None:
     report = pytester.path / "r.json"
-    result = _every_status(pytester, "-n", "2", f"--mcp-report={report}")
+    result = _every_status(pytester, "-n", "2", f"--mcp-report={report}", "--junitxml=j.xml")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     summaries = [line for line in result.stdout.lines if line.startswith("mcp-testbench: 6 items")]
     assert len(summaries) == 1, result.stdout.str()
     assert len([line for line in result.stdout.lines if line.strip() == ROOT_LINE]) == 1
     assert len(_results(report)) == 6
+    # The JUnit verdict lines are written by the controller, from the workers' reports.
+    junit = (pytester.path / "j.xml").read_text(encoding="utf-8")
+    assert junit.count("<system-out>mcp-testbench ") == 5
 
 
 def test_baseline_expects_a_blocked_item_like_a_failure(pytester: pytest.Pytester) -> None:

@@ -10,6 +10,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from harness.protocol import REVISIONS
 from mock_servers import ScriptError, load_script, package_version
@@ -94,11 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
             "reference client. Arguments after -- go to pytest."
         ),
     )
-    who = run.add_mutually_exclusive_group()
-    who.add_argument(
-        "--client", metavar="MODULE:ATTR", help="a factory returning the client under test"
-    )
-    who.add_argument("--driver", metavar="CMD", help='a driver command, e.g. "node driver.mjs"')
+    _client_options(run)
     run.add_argument(
         "--report",
         type=Path,
@@ -107,25 +104,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="also write the results to PATH (.json, .md or .html); repeatable",
     )
     run.add_argument(
-        "--revision", action="append", choices=REVISIONS, help="only this revision (repeatable)"
-    )
-    run.add_argument(
-        "--transport",
-        action="append",
-        choices=("stdio", "http", "sse-legacy"),
-        help="only this transport (repeatable)",
-    )
-    run.add_argument(
         "--baseline", type=Path, metavar="FILE", help="expected failures (see docs/baseline.md)"
     )
-    run.add_argument(
-        "--timeout",
-        type=float,
-        default=10.0,
-        metavar="SECONDS",
-        help="time the client may take per operation (default 10)",
-    )
-    run.add_argument("pytest_args", nargs="*", metavar="-- PYTEST_ARGS", help=argparse.SUPPRESS)
+    _pytest_args(run)
+    _baseline_parser(commands)
 
     validate = commands.add_parser(
         "validate",
@@ -135,6 +117,62 @@ def build_parser() -> argparse.ArgumentParser:
     )
     validate.add_argument("scripts", nargs="+", type=Path, metavar="SCRIPT")
     return parser
+
+
+def _client_options(parser: argparse.ArgumentParser) -> None:
+    """Who is tested and on what: shared by `run` and `baseline`."""
+    who = parser.add_mutually_exclusive_group()
+    who.add_argument(
+        "--client", metavar="MODULE:ATTR", help="a factory returning the client under test"
+    )
+    who.add_argument("--driver", metavar="CMD", help='a driver command, e.g. "node driver.mjs"')
+    parser.add_argument(
+        "--revision", action="append", choices=REVISIONS, help="only this revision (repeatable)"
+    )
+    parser.add_argument(
+        "--transport",
+        action="append",
+        choices=("stdio", "http", "sse-legacy"),
+        help="only this transport (repeatable)",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="time the client may take per operation (default 10)",
+    )
+
+
+def _pytest_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("pytest_args", nargs="*", metavar="-- PYTEST_ARGS", help=argparse.SUPPRESS)
+
+
+def _baseline_parser(commands: Any) -> None:
+    baseline = commands.add_parser(
+        "baseline",
+        help="write or update an expected-failures baseline from a run or a JSON report",
+        description=(
+            "write: list every failing item (FAIL or BLOCKED) in a new baseline FILE, each "
+            "with its verdict's reason to edit. update: bring FILE up to date, keeping the "
+            "reasons of entries that still fail, dropping entries that pass or match "
+            "nothing, adding new failures; each change is printed. The results come from a "
+            "run (the options of `run`; the bundled reference client by default) or from "
+            "--from REPORT.json. Update from a run of everything the baseline covers: an "
+            "entry outside the run matches nothing and goes. See docs/baseline.md."
+        ),
+    )
+    baseline.add_argument("action", choices=("write", "update"))
+    baseline.add_argument("file", type=Path, metavar="FILE", help="the baseline (JSON)")
+    baseline.add_argument(
+        "--from",
+        dest="source",
+        type=Path,
+        metavar="REPORT",
+        help="read the results of an earlier run (a .json report) instead of running",
+    )
+    _client_options(baseline)
+    _pytest_args(baseline)
 
 
 def _validate(paths: Sequence[Path]) -> int:
@@ -247,11 +285,42 @@ def _run(args: argparse.Namespace) -> int:
     )
 
 
+def _baseline(args: argparse.Namespace) -> int:
+    from harness._baseline_cmd import baseline_command
+    from harness._run_suite import run_suite
+
+    def run(reports: Sequence[Path]) -> int:
+        return run_suite(
+            client=args.client,
+            driver=args.driver,
+            reports=reports,
+            revisions=args.revision or [],
+            transports=args.transport or [],
+            timeout=args.timeout,
+            extra=args.pytest_args,
+        )
+
+    return baseline_command(args.action, args.file, args.source, run)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    # What follows `--` goes to pytest. Split here: argparse gives a trailing nargs="*"
+    # nothing after `--` once other positionals (baseline's ACTION FILE) came first.
+    rest: list[str] = []
+    if "--" in argv:
+        rest = argv[argv.index("--") + 1 :]
+        argv = argv[: argv.index("--")]
     args = parser.parse_args(argv)
+    if rest and not hasattr(args, "pytest_args"):
+        parser.error("arguments after -- go to pytest, with `run` and `baseline` only")
+    if rest:
+        args.pytest_args = [*args.pytest_args, *rest]
     if args.command == "run":
         return _run(args)
+    if args.command == "baseline":
+        return _baseline(args)
     if args.command == "validate":
         return _validate(args.scripts)
     if args.command == "serve":

@@ -5,12 +5,22 @@ from __future__ import annotations
 import html
 import json
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from harness._baseline_report import (
+    MARK,
+    baselined_cells,
+    baselined_count,
+    baselined_html,
+    baselined_markdown,
+)
+
 __all__ = [
+    "check_anchor",
     "format_evidence",
+    "item_anchor",
     "matrix",
     "root_cause_lines",
     "root_causes",
@@ -75,7 +85,13 @@ def summary_line(results: Sequence[Mapping[str, Any]]) -> str:
     clients = sorted({str(r.get("client")) for r in results if r.get("client")})
     who = f" for {', '.join(clients)}" if clients else ""
     checks = len({r.get("check") for r in results})
-    return f"mcp-testbench: {len(results)} items of {checks} checks{who}: {parts or 'none ran'}"
+    baselined = _baselined_note(results)
+    return f"mcp-testbench: {len(results)} items of {checks} checks{who}: {parts or 'none ran'}{baselined}"
+
+
+def _baselined_note(results: Sequence[Mapping[str, Any]]) -> str:
+    count = baselined_count(results)
+    return f" ({count} of them baselined)" if count else ""
 
 
 def root_causes(results: Sequence[Mapping[str, Any]]) -> list[tuple[str, str, int, str]]:
@@ -132,10 +148,14 @@ def _markdown(results: Sequence[Mapping[str, Any]]) -> str:
         out += ["## Root causes (fix these first)", "", *[f"- {line}" for line in roots], ""]
     out.append("| check | requirement | " + " | ".join(columns) + " |")
     out.append("|---|---|" + "---|" * len(columns))
+    mark = _baselined_mark(results)
     for check, level, row in rows:
         out.append(
-            f"| {check} | {level} | " + " | ".join(_MARK[row.get(c)] for c in columns) + " |"
+            f"| {check} | {level} | "
+            + " | ".join(_MARK[row.get(c)] + mark(check, c) for c in columns)
+            + " |"
         )
+    out += baselined_markdown(results)
     failures = [r for r in results if r["status"] in ("FAIL", "WARN", "N/A")]
     if failures:
         out += ["", "## Failures, warnings and what was not applicable", ""]
@@ -156,17 +176,22 @@ def _html(results: Sequence[Mapping[str, Any]]) -> str:
     }
     head = "".join(f"<th>{html.escape(c)}</th>" for c in columns)
     body = []
+    mark = _baselined_mark(results)
     for check, level, row in rows:
         tds = "".join(
-            f'<td style="background:{colour.get(row.get(c) or "", "#fff")}">{_MARK[row.get(c)]}</td>'
+            f'<td style="background:{colour.get(row.get(c) or "", "#fff")}">{_MARK[row.get(c)]}{mark(check, c)}</td>'
             for c in columns
         )
-        body.append(f"<tr><th>{html.escape(check)}</th><td>{html.escape(level)}</td>{tds}</tr>")
+        body.append(
+            f'<tr id="{html.escape(check_anchor(check))}"><th>{html.escape(check)}</th>'
+            f"<td>{html.escape(level)}</td>{tds}</tr>"
+        )
     details = "".join(
-        f"<li><b>{r['status']}</b> <code>{html.escape(str(r['id']))}</code>: {html.escape(str(r['reason']))}"
+        f'<li id="{html.escape(item_anchor(str(r["id"])))}"><b>{r["status"]}</b> '
+        f"<code>{html.escape(str(r['id']))}</code>: {html.escape(str(r['reason']))}"
         f' (<a href="{html.escape(str(r["spec"]))}">spec</a>)</li>'
         for r in results
-        if r["status"] in ("FAIL", "WARN", "N/A")
+        if r["status"] in ("FAIL", "BLOCKED", "WARN", "N/A")
     )
     return (
         "<!doctype html><html><head><meta charset='utf-8'><title>MCP client conformance</title>"
@@ -177,8 +202,23 @@ def _html(results: Sequence[Mapping[str, Any]]) -> str:
             f"<p><b>root cause</b> {html.escape(line)}</p>" for line in root_cause_lines(results)
         )
         + f"<table><tr><th>check</th><th>requirement</th>{head}</tr>{''.join(body)}</table>"
-        f"<ul>{details}</ul></body></html>\n"
+        f"<ul>{details}</ul>{baselined_html(results)}</body></html>\n"
     )
+
+
+def item_anchor(result_id: str) -> str:
+    """The HTML report's anchor of one item (what `mcp-testbench compare` links to)."""
+    return result_id
+
+
+def check_anchor(check_id: str) -> str:
+    """The HTML report's anchor of a check's row in the matrix."""
+    return f"check-{check_id}"
+
+
+def _baselined_mark(results: Sequence[Mapping[str, Any]]) -> Callable[[str, str], str]:
+    cells = baselined_cells(results)
+    return lambda check, column: MARK if (check, column) in cells else ""
 
 
 def write_reports(results: Sequence[Mapping[str, Any]], path: Path) -> None:

@@ -19,13 +19,13 @@ from typing import Any
 
 from harness._baseline import FAILING, Baseline, BaselineError, short_id
 
-__all__ = ["baseline_command", "load_results"]
+__all__ = ["CommandError", "baseline_command", "load_results"]
 
 Results = list[dict[str, Any]]
 
 
-class _CommandError(Exception):
-    pass
+class CommandError(Exception):
+    """A problem with the command's input, said in one line (exit status 2)."""
 
 
 def load_results(path: Path) -> Results:
@@ -33,16 +33,16 @@ def load_results(path: Path) -> Results:
     try:
         data: Any = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise _CommandError(f"{path}: no such file") from None
+        raise CommandError(f"{path}: no such file") from None
     except ValueError as exc:
-        raise _CommandError(f"{path}: not valid JSON ({exc})") from None
+        raise CommandError(f"{path}: not valid JSON ({exc})") from None
     results = data.get("results") if isinstance(data, dict) else None
     if (
         not isinstance(results, list)
         or data.get("format_version") != 1
         or not all(isinstance(r, dict) and {"id", "check", "status"} <= set(r) for r in results)
     ):
-        raise _CommandError(
+        raise CommandError(
             f"{path}: not a JSON report of mcp-testbench (write one with "
             "`mcp-testbench run --report FILE.json` or `pytest --mcp-report=FILE.json`)"
         )
@@ -71,7 +71,7 @@ def _failing(results: Results) -> dict[str, dict[str, Any]]:
 
 def write(path: Path, results: Results) -> list[str]:
     if path.exists():
-        raise _CommandError(
+        raise CommandError(
             f"{path} already exists; use `mcp-testbench baseline update {path}` to bring it "
             "up to date (it keeps your reasons), or delete it first"
         )
@@ -82,18 +82,18 @@ def write(path: Path, results: Results) -> list[str]:
 
 def update(path: Path, results: Results) -> list[str]:
     if path.suffix in (".yml", ".yaml"):
-        raise _CommandError(
+        raise CommandError(
             f"{path}: update rewrites mcp-testbench's JSON baseline, not the official "
             "runner's YAML; start one with `mcp-testbench baseline write baseline.json`"
         )
     if not path.exists():
-        raise _CommandError(
+        raise CommandError(
             f"{path}: no such file; create it with `mcp-testbench baseline write {path}`"
         )
     try:
         old = Baseline.load(path)
     except BaselineError as exc:
-        raise _CommandError(str(exc)) from None
+        raise CommandError(str(exc)) from None
     failing = _failing(results)
     matched: dict[str, list[dict[str, Any]]] = {}
     for r in results:
@@ -150,7 +150,7 @@ def baseline_command(
                     return code or 2
                 results = load_results(report)
         lines = (write if action == "write" else update)(path, results)
-    except _CommandError as exc:
+    except CommandError as exc:
         print(f"mcp-testbench baseline {action}: {exc}", file=sys.stderr)
         return 2
     for line in lines:

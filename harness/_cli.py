@@ -108,6 +108,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _pytest_args(run)
     _baseline_parser(commands)
+    _compare_parser(commands)
 
     validate = commands.add_parser(
         "validate",
@@ -173,6 +174,98 @@ def _baseline_parser(commands: Any) -> None:
     )
     _client_options(baseline)
     _pytest_args(baseline)
+
+
+def _compare_parser(commands: Any) -> None:
+    compare = commands.add_parser(
+        "compare",
+        help="several clients side by side: one HTML page and one markdown table",
+        description=(
+            "Compare clients from their JSON reports (REPORT.json, written by `run --report`), "
+            "or run each --client/--driver given, in turn, writing its reports to --out-dir. "
+            "Clients are columns, checks rows grouped by area; each cell links to its "
+            "evidence in that client's HTML report (REPORT.html beside REPORT.json, written "
+            "from the JSON when missing). See docs/compare.md."
+        ),
+    )
+    compare.add_argument("reports", nargs="*", type=Path, metavar="REPORT.json")
+    compare.add_argument(
+        "--client",
+        dest="runs",
+        action="append",
+        type=lambda spec: ("client", spec),
+        metavar="MODULE:ATTR",
+        help="run the suite against this Python client first (repeatable)",
+    )
+    compare.add_argument(
+        "--driver",
+        dest="runs",
+        action="append",
+        type=lambda command: ("driver", command),
+        metavar="CMD",
+        help="run the suite against this driver first (repeatable)",
+    )
+    compare.add_argument(
+        "--out-dir",
+        type=Path,
+        default=Path("."),
+        metavar="DIR",
+        help="where the runs' reports go, as NAME.json and NAME.html (default: here)",
+    )
+    compare.add_argument(
+        "--html", type=Path, metavar="FILE", help="write the HTML page (default compare.html)"
+    )
+    compare.add_argument(
+        "--markdown",
+        type=Path,
+        metavar="FILE",
+        help="write the markdown table (default compare.md)",
+    )
+    compare.add_argument(
+        "--revision", action="append", choices=REVISIONS, help="runs: only this revision"
+    )
+    compare.add_argument(
+        "--transport",
+        action="append",
+        choices=("stdio", "http", "sse-legacy"),
+        help="runs: only this transport",
+    )
+    compare.add_argument(
+        "--timeout", type=float, default=10.0, metavar="SECONDS", help="runs: per operation"
+    )
+
+
+def _compare(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from harness._baseline_cmd import CommandError, load_results
+    from harness._compare import compare_pages, slug
+    from harness._run_suite import run_suite
+
+    runs: list[tuple[str, str]] = args.runs or []
+    if not args.reports and not runs:
+        parser.error("compare needs JSON reports, or --client/--driver runs to make them")
+    reports: list[Path] = list(args.reports)
+    for kind, spec in runs:
+        base = args.out_dir / slug(spec)
+        reports.append(base.with_suffix(".json"))
+        run_suite(
+            client=spec if kind == "client" else None,
+            driver=spec if kind == "driver" else None,
+            reports=[base.with_suffix(".json"), base.with_suffix(".html")],
+            revisions=args.revision or [],
+            transports=args.transport or [],
+            timeout=args.timeout,
+        )
+    html_out, markdown_out = args.html, args.markdown
+    if html_out is None and markdown_out is None:
+        html_out, markdown_out = Path("compare.html"), Path("compare.md")
+    try:
+        loaded = [(path, load_results(path)) for path in reports]
+    except CommandError as exc:
+        print(f"mcp-testbench compare: {exc}", file=sys.stderr)
+        return 2
+    for line in compare_pages(loaded, html_out, markdown_out):
+        print(f"mcp-testbench compare: {line}")
+    return 0
 
 
 def _validate(paths: Sequence[Path]) -> int:
@@ -319,6 +412,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.pytest_args = [*args.pytest_args, *rest]
     if args.command == "run":
         return _run(args)
+    if args.command == "compare":
+        return _compare(args, parser)
     if args.command == "baseline":
         return _baseline(args)
     if args.command == "validate":

@@ -77,7 +77,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--mcp-baseline",
         metavar="FILE",
-        help="expected failures (JSON): listed failures are xfail, listed checks that pass fail",
+        help="expected failures (JSON, or the official runner's .yml): listed failures are "
+        "xfail, listed checks that pass or entries that match nothing fail the run",
     )
     group.addoption(
         "--mcp-report",

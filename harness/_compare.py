@@ -19,12 +19,13 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from harness._report import check_anchor, item_anchor, summary_line, write_reports
 
-__all__ = ["Column", "compare_pages", "load_column", "render_html", "render_markdown"]
+__all__ = ["Column", "compare_pages", "load_column", "render_html", "render_markdown", "slug"]
 
 # Worst first, as in the reports' matrix.
 _ORDER = ("FAIL", "BLOCKED", "WARN", "PASS", "N/A", "SKIP")
@@ -52,6 +53,13 @@ def load_column(report: Path, results: list[dict[str, Any]]) -> Column:
     label = ", ".join(clients) or report.stem
     evidence = report.with_suffix(".html")
     return Column(label, results, evidence)
+
+
+def _made() -> str:
+    """Which suite judged, and when: a comparison is only as recent as its runs."""
+    from mock_servers import package_version
+
+    return f"mcp-testbench {package_version()}, {datetime.now(timezone.utc):%Y-%m-%d}"
 
 
 def _area(check_id: str) -> str:
@@ -83,9 +91,13 @@ def _cell(items: Sequence[Mapping[str, Any]]) -> tuple[str, str, str | None]:
     return text, worst, anchor
 
 
+def _page(column: Column, out_dir: Path) -> str:
+    """The client's HTML report, relative to the page that links to it."""
+    return Path(os.path.relpath(column.evidence.resolve(), out_dir.resolve())).as_posix()
+
+
 def _href(column: Column, out_dir: Path, check: str, anchor: str | None) -> str:
-    page = Path(os.path.relpath(column.evidence.resolve(), out_dir.resolve())).as_posix()
-    return f"{page}#{anchor or check_anchor(check)}"
+    return f"{_page(column, out_dir)}#{anchor or check_anchor(check)}"
 
 
 def render_markdown(columns: Sequence[Column], out_dir: Path) -> str:
@@ -98,6 +110,8 @@ def render_markdown(columns: Sequence[Column], out_dir: Path) -> str:
         "HTML version of this page.",
         "",
         *[f"- **{c.label}**: {summary_line(c.results).split(': ', 2)[-1]}" for c in columns],
+        "",
+        f"Made by {_made()}.",
         "",
     ]
     for area in dict.fromkeys(area for area, _, _ in _rows(columns)):
@@ -171,9 +185,7 @@ def render_html(columns: Sequence[Column], out_dir: Path) -> str:
     transports = sorted({str(r["transport"]) for c in columns for r in c.results})
     data: dict[str, Any] = {
         "colours": _COLOURS,
-        "columns": [
-            {"label": c.label, "page": _href(c, out_dir, "", "").split("#", 1)[0]} for c in columns
-        ],
+        "columns": [{"label": c.label, "page": _page(c, out_dir)} for c in columns],
         "rows": [],
     }
     body: list[str] = []
@@ -233,7 +245,7 @@ def render_html(columns: Sequence[Column], out_dir: Path) -> str:
         "<p>Each cell is the worst verdict among the client's items of the check (FAIL 2/18: "
         "2 of its 18 items failed), for the revision and transport chosen; it links to the "
         "evidence in that client's report.</p>"
-        f"<ul>{summaries}</ul>"
+        f"<ul>{summaries}</ul><p>Made by {html.escape(_made())}.</p>"
         f"<p>{select('revision', revisions)}{select('transport', transports)}</p>"
         f"<table><thead><tr><th>check</th><th>requirement</th>{head}</tr></thead>"
         f"<tbody>{''.join(body)}</tbody></table>"

@@ -10,6 +10,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from harness._run_suite import DEFAULT_REPORT_DIR, REPORT_FILES
 from harness.protocol import REVISIONS
@@ -97,11 +98,7 @@ def build_parser() -> argparse.ArgumentParser:
             "an item FAILs or is BLOCKED. Arguments after -- go to pytest."
         ),
     )
-    who = run.add_mutually_exclusive_group()
-    who.add_argument(
-        "--client", metavar="MODULE:ATTR", help="a factory returning the client under test"
-    )
-    who.add_argument("--driver", metavar="CMD", help='a driver command, e.g. "node driver.mjs"')
+    _client_options(run)
     where = run.add_mutually_exclusive_group()
     where.add_argument(
         "--report-dir",
@@ -124,25 +121,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="also write the results to PATH (.json, .md or .html); repeatable",
     )
     run.add_argument(
-        "--revision", action="append", choices=REVISIONS, help="only this revision (repeatable)"
-    )
-    run.add_argument(
-        "--transport",
-        action="append",
-        choices=("stdio", "http", "sse-legacy"),
-        help="only this transport (repeatable)",
-    )
-    run.add_argument(
         "--baseline", type=Path, metavar="FILE", help="expected failures (see docs/baseline.md)"
     )
-    run.add_argument(
-        "--timeout",
-        type=float,
-        default=10.0,
-        metavar="SECONDS",
-        help="time the client may take per operation (default 10)",
-    )
-    run.add_argument("pytest_args", nargs="*", metavar="-- PYTEST_ARGS", help=argparse.SUPPRESS)
+    _pytest_args(run)
+    _baseline_parser(commands)
+    _compare_parser(commands)
 
     validate = commands.add_parser(
         "validate",
@@ -152,6 +135,154 @@ def build_parser() -> argparse.ArgumentParser:
     )
     validate.add_argument("scripts", nargs="+", type=Path, metavar="SCRIPT")
     return parser
+
+
+def _client_options(parser: argparse.ArgumentParser) -> None:
+    """Who is tested and on what: shared by `run` and `baseline`."""
+    who = parser.add_mutually_exclusive_group()
+    who.add_argument(
+        "--client", metavar="MODULE:ATTR", help="a factory returning the client under test"
+    )
+    who.add_argument("--driver", metavar="CMD", help='a driver command, e.g. "node driver.mjs"')
+    parser.add_argument(
+        "--revision", action="append", choices=REVISIONS, help="only this revision (repeatable)"
+    )
+    parser.add_argument(
+        "--transport",
+        action="append",
+        choices=("stdio", "http", "sse-legacy"),
+        help="only this transport (repeatable)",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="time the client may take per operation (default 10)",
+    )
+
+
+def _pytest_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("pytest_args", nargs="*", metavar="-- PYTEST_ARGS", help=argparse.SUPPRESS)
+
+
+def _baseline_parser(commands: Any) -> None:
+    baseline = commands.add_parser(
+        "baseline",
+        help="write or update an expected-failures baseline from a run or a JSON report",
+        description=(
+            "write: list every failing item (FAIL or BLOCKED) in a new baseline FILE, each "
+            "with its verdict's reason to edit. update: bring FILE up to date, keeping the "
+            "reasons of entries that still fail, dropping entries that pass or match "
+            "nothing, adding new failures; each change is printed. The results come from a "
+            "run (the options of `run`; the bundled reference client by default) or from "
+            "--from REPORT.json. Update from a run of everything the baseline covers: an "
+            "entry outside the run matches nothing and goes. See docs/baseline.md."
+        ),
+    )
+    baseline.add_argument("action", choices=("write", "update"))
+    baseline.add_argument("file", type=Path, metavar="FILE", help="the baseline (JSON)")
+    baseline.add_argument(
+        "--from",
+        dest="source",
+        type=Path,
+        metavar="REPORT",
+        help="read the results of an earlier run (a .json report) instead of running",
+    )
+    _client_options(baseline)
+    _pytest_args(baseline)
+
+
+def _compare_parser(commands: Any) -> None:
+    compare = commands.add_parser(
+        "compare",
+        help="several clients side by side: one HTML page and one markdown table",
+        description=(
+            "Compare clients from their JSON reports (REPORT.json, written by `run --report`), "
+            "or run each --client/--driver given, in turn, writing its reports to --out-dir. "
+            "Clients are columns, checks rows grouped by area; each cell links to its "
+            "evidence in that client's HTML report (REPORT.html beside REPORT.json, written "
+            "from the JSON when missing). See docs/compare.md."
+        ),
+    )
+    compare.add_argument("reports", nargs="*", type=Path, metavar="REPORT.json")
+    compare.add_argument(
+        "--client",
+        dest="runs",
+        action="append",
+        type=lambda spec: ("client", spec),
+        metavar="MODULE:ATTR",
+        help="run the suite against this Python client first (repeatable)",
+    )
+    compare.add_argument(
+        "--driver",
+        dest="runs",
+        action="append",
+        type=lambda command: ("driver", command),
+        metavar="CMD",
+        help="run the suite against this driver first (repeatable)",
+    )
+    compare.add_argument(
+        "--out-dir",
+        type=Path,
+        default=Path("."),
+        metavar="DIR",
+        help="where the runs' reports go, as NAME.json and NAME.html (default: here)",
+    )
+    compare.add_argument(
+        "--html", type=Path, metavar="FILE", help="write the HTML page (default compare.html)"
+    )
+    compare.add_argument(
+        "--markdown",
+        type=Path,
+        metavar="FILE",
+        help="write the markdown table (default compare.md)",
+    )
+    compare.add_argument(
+        "--revision", action="append", choices=REVISIONS, help="runs: only this revision"
+    )
+    compare.add_argument(
+        "--transport",
+        action="append",
+        choices=("stdio", "http", "sse-legacy"),
+        help="runs: only this transport",
+    )
+    compare.add_argument(
+        "--timeout", type=float, default=10.0, metavar="SECONDS", help="runs: per operation"
+    )
+
+
+def _compare(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from harness._baseline_cmd import CommandError, load_results
+    from harness._compare import compare_pages, slug
+    from harness._run_suite import run_suite
+
+    runs: list[tuple[str, str]] = args.runs or []
+    if not args.reports and not runs:
+        parser.error("compare needs JSON reports, or --client/--driver runs to make them")
+    reports: list[Path] = list(args.reports)
+    for kind, spec in runs:
+        base = args.out_dir / slug(spec)
+        reports.append(base.with_suffix(".json"))
+        run_suite(
+            client=spec if kind == "client" else None,
+            driver=spec if kind == "driver" else None,
+            reports=[base.with_suffix(".json"), base.with_suffix(".html")],
+            revisions=args.revision or [],
+            transports=args.transport or [],
+            timeout=args.timeout,
+        )
+    html_out, markdown_out = args.html, args.markdown
+    if html_out is None and markdown_out is None:
+        html_out, markdown_out = Path("compare.html"), Path("compare.md")
+    try:
+        loaded = [(path, load_results(path)) for path in reports]
+    except CommandError as exc:
+        print(f"mcp-testbench compare: {exc}", file=sys.stderr)
+        return 2
+    for line in compare_pages(loaded, html_out, markdown_out):
+        print(f"mcp-testbench compare: {line}")
+    return 0
 
 
 def _validate(paths: Sequence[Path]) -> int:
@@ -265,11 +396,45 @@ def _run(args: argparse.Namespace) -> int:
     )
 
 
+def _baseline(args: argparse.Namespace) -> int:
+    from harness._baseline_cmd import baseline_command
+    from harness._run_suite import run_suite
+
+    def run(reports: Sequence[Path]) -> int:
+        return run_suite(
+            client=args.client,
+            driver=args.driver,
+            report_dir=None,  # the baseline is what this command writes
+            reports=reports,
+            revisions=args.revision or [],
+            transports=args.transport or [],
+            timeout=args.timeout,
+            extra=args.pytest_args,
+        )
+
+    return baseline_command(args.action, args.file, args.source, run)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    # What follows `--` goes to pytest. Split here: argparse gives a trailing nargs="*"
+    # nothing after `--` once other positionals (baseline's ACTION FILE) came first.
+    rest: list[str] = []
+    if "--" in argv:
+        rest = argv[argv.index("--") + 1 :]
+        argv = argv[: argv.index("--")]
     args = parser.parse_args(argv)
+    if rest and not hasattr(args, "pytest_args"):
+        parser.error("arguments after -- go to pytest, with `run` and `baseline` only")
+    if rest:
+        args.pytest_args = [*args.pytest_args, *rest]
     if args.command == "run":
         return _run(args)
+    if args.command == "compare":
+        return _compare(args, parser)
+    if args.command == "baseline":
+        return _baseline(args)
     if args.command == "validate":
         return _validate(args.scripts)
     if args.command == "serve":

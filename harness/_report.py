@@ -5,17 +5,26 @@ from __future__ import annotations
 import html
 import json
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from harness._baseline_report import (
+    MARK,
+    baselined_cells,
+    baselined_count,
+    baselined_html,
+    baselined_markdown,
+)
 from mock_servers import package_version
 
 __all__ = [
     "LEGEND",
     "area",
+    "check_anchor",
     "format_evidence",
+    "item_anchor",
     "matrix",
     "root_cause_lines",
     "root_causes",
@@ -89,7 +98,13 @@ def summary_line(results: Sequence[Mapping[str, Any]]) -> str:
     clients = sorted({str(r.get("client")) for r in results if r.get("client")})
     who = f" for {', '.join(clients)}" if clients else ""
     checks = len({r.get("check") for r in results})
-    return f"mcp-testbench: {len(results)} items of {checks} checks{who}: {parts or 'none ran'}"
+    baselined = _baselined_note(results)
+    return f"mcp-testbench: {len(results)} items of {checks} checks{who}: {parts or 'none ran'}{baselined}"
+
+
+def _baselined_note(results: Sequence[Mapping[str, Any]]) -> str:
+    count = baselined_count(results)
+    return f" ({count} of them baselined)" if count else ""
 
 
 def root_causes(results: Sequence[Mapping[str, Any]]) -> list[tuple[str, str, int, str]]:
@@ -242,10 +257,14 @@ def _markdown(results: Sequence[Mapping[str, Any]]) -> str:
         out += ["## Root causes (fix these first)", "", *[f"- {line}" for line in roots], ""]
     out.append("| check | requirement | " + " | ".join(columns) + " |")
     out.append("|---|---|" + "---|" * len(columns))
+    mark = _baselined_mark(results)
     for check, level, row in rows:
         out.append(
-            f"| {check} | {level} | " + " | ".join(_MARK[row.get(c)] for c in columns) + " |"
+            f"| {check} | {level} | "
+            + " | ".join(_MARK[row.get(c)] + mark(check, c) for c in columns)
+            + " |"
         )
+    out += baselined_markdown(results)
     out += _markdown_not_passed(results)
     return "\n".join(out) + "\n"
 
@@ -380,15 +399,17 @@ def _html_matrix(results: Sequence[Mapping[str, Any]]) -> str:
         for rev, tr in split
     )
     body = []
+    mark = _baselined_mark(results)
     for check, level, row in rows:
         cells = "".join(
             f'<td class="v-{_css_name(row.get(c) or "")}" data-revision="{_e(rev)}" '
             f'data-transport="{_e(tr)}" data-verdict="{_e(row.get(c) or "")}">'
-            f"{_MARK[row.get(c)]}</td>"
+            f"{_MARK[row.get(c)]}{mark(check, c)}</td>"
             for c, (rev, tr) in zip(columns, split, strict=True)
         )
         body.append(
-            f'<tr data-area="{_e(area(check))}"><th>{_e(check)}</th><td>{_e(level)}</td>{cells}</tr>'
+            f'<tr id="{_e(check_anchor(check))}" data-area="{_e(area(check))}"><th>{_e(check)}</th>'
+            f"<td>{_e(level)}</td>{cells}</tr>"
         )
     return (
         '<h2>Matrix</h2><div class="matrix"><table>'
@@ -409,7 +430,8 @@ def _html_item(r: Mapping[str, Any]) -> str:
         evidence = f"<details{opened}><summary>transcript ({len(lines)})</summary><pre>{_e(chr(10).join(lines))}</pre></details>"
     requirement = f"{r['level']} {', '.join(r['requirements'])}"
     return (
-        f'<tr class="v-{_css_name(status)}" data-verdict="{_e(status)}" '
+        f'<tr id="{_e(item_anchor(str(r["id"])))}" class="v-{_css_name(status)}" '
+        f'data-verdict="{_e(status)}" '
         f'data-revision="{_e(r["revision"])}" data-transport="{_e(r["transport"])}" '
         f'data-area="{_e(area(str(r["check"])))}">'
         f"<td>{_e(status)}</td><td><code>{_e(r['id'])}</code></td>"
@@ -453,8 +475,24 @@ def _html(results: Sequence[Mapping[str, Any]], generated: datetime) -> str:
         + _html_items(results)
         + _html_matrix(results)
         + _html_legend()
+        + baselined_html(results)
         + f"<script>{_JS}</script></body></html>\n"
     )
+
+
+def item_anchor(result_id: str) -> str:
+    """The HTML report's anchor of one item (what `mcp-testbench compare` links to)."""
+    return result_id
+
+
+def check_anchor(check_id: str) -> str:
+    """The HTML report's anchor of a check's row in the matrix."""
+    return f"check-{check_id}"
+
+
+def _baselined_mark(results: Sequence[Mapping[str, Any]]) -> Callable[[str, str], str]:
+    cells = baselined_cells(results)
+    return lambda check, column: MARK if (check, column) in cells else ""
 
 
 def write_reports(

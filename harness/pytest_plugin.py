@@ -36,7 +36,6 @@ _RESULT_PROPERTY = "mcp_result"
 _SUITE = "mcp-testbench"
 _STASH_RUNS: pytest.StashKey[dict[tuple[str, str, str], ScenarioRun]] = pytest.StashKey()
 _STASH_BASELINE: pytest.StashKey[Baseline | None] = pytest.StashKey()
-_STASH_UNMATCHED: pytest.StashKey[list[str]] = pytest.StashKey()
 _STASH_SELECT: pytest.StashKey[list[str]] = pytest.StashKey()
 _STASH_FACTORY: pytest.StashKey[Callable[[], McpClient]] = pytest.StashKey()
 
@@ -80,7 +79,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--mcp-baseline",
         metavar="FILE",
-        help="expected failures (JSON): listed failures are xfail, listed checks that pass fail",
+        help="expected failures (JSON, or the official runner's .yml): listed failures are "
+        "xfail, listed checks that pass or entries that match nothing fail the run",
     )
     group.addoption(
         "--mcp-report",
@@ -288,30 +288,53 @@ class McpSuite(pytest.Collector):
     """The whole conformance suite, under the session."""
 
     def collect(self) -> Iterator[pytest.Item | pytest.Collector]:
-        from harness.suite import SCENARIOS
-        from mock_servers import ScriptError
-
-        revisions = set(_split(self.config.getoption("mcp_revision")))
-        transports = set(_split(self.config.getoption("mcp_transport")))
-        for scenario in SCENARIOS:
-            try:
-                matrix = list(scenario.matrix())
-            except ScriptError as exc:
+        for scenario, revision, transport, error in _planned_runs(self.config):
+            if error is not None:
                 # One broken script costs its own scenario, not the whole suite.
-                yield McpBrokenScenario.from_parent(self, name=scenario.id, error=str(exc))
+                yield McpBrokenScenario.from_parent(self, name=scenario.id, error=error)
                 continue
-            for revision, transport in matrix:
-                if (revisions and revision not in revisions) or (
-                    transports and transport not in transports
-                ):
-                    continue
-                yield McpRun.from_parent(
-                    self,
-                    name=f"{scenario.id}-{revision}-{transport}",
-                    scenario=scenario,
-                    revision=revision,
-                    transport=transport,
-                )
+            yield McpRun.from_parent(
+                self,
+                name=f"{scenario.id}-{revision}-{transport}",
+                scenario=scenario,
+                revision=revision,
+                transport=transport,
+            )
+
+
+def _planned_runs(config: pytest.Config) -> Iterator[tuple[Scenario, str, str, str | None]]:
+    """The (scenario, revision, transport) runs the options select, and a broken
+    script's error: what collection makes nodes of, and what the controller of an xdist
+    run (which collects nothing itself) matches the baseline against."""
+    from harness.suite import SCENARIOS
+    from mock_servers import ScriptError
+
+    revisions = set(_split(config.getoption("mcp_revision")))
+    transports = set(_split(config.getoption("mcp_transport")))
+    for scenario in SCENARIOS:
+        try:
+            matrix = list(scenario.matrix())
+        except ScriptError as exc:
+            yield scenario, "", "", str(exc)
+            continue
+        for revision, transport in matrix:
+            if (revisions and revision not in revisions) or (
+                transports and transport not in transports
+            ):
+                continue
+            yield scenario, revision, transport, None
+
+
+def _planned_items(config: pytest.Config) -> Iterator[tuple[str, str]]:
+    """(node id, check id) of every item collection makes, without collecting."""
+    from harness._catalogue import CATALOGUE
+
+    for scenario, revision, transport, error in _planned_runs(config):
+        if error is not None:
+            continue
+        for check_id in scenario.checks:
+            if CATALOGUE[check_id].applies(revision, transport):
+                yield f"mcp-testbench::{scenario.id}-{revision}-{transport}::{check_id}", check_id
 
 
 class McpBrokenScenario(pytest.Item):
@@ -360,6 +383,8 @@ class McpCheckFailed(Exception):
 class McpCheckItem(pytest.Function):
     mcp_check: Check
     mcp_verdict: Verdict | None = None
+    mcp_baselined: str | None = None
+    """The baseline's reason, for an item the baseline lists."""
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         if isinstance(excinfo.value, McpCheckFailed):
@@ -384,16 +409,7 @@ def pytest_collection_modifyitems(
     added = _selected(config, list(session.genitems(suite)))
     baseline = config.stash[_STASH_BASELINE]
     if baseline is not None:
-        reasons, config.stash[_STASH_UNMATCHED] = baseline.match(
-            (item.nodeid, item.name) for item in added
-        )
-        for item in added:
-            if item.nodeid in reasons:
-                item.add_marker(
-                    pytest.mark.xfail(
-                        reason=f"baseline: {reasons[item.nodeid]}", strict=True, raises=Exception
-                    )
-                )
+        _mark_baselined(baseline, added)
     items.extend(added)
 
 
@@ -416,6 +432,23 @@ def _selected(config: pytest.Config, items: list[pytest.Item]) -> list[pytest.It
                 "list the items with --collect-only -q"
             )
     return chosen
+
+
+def _mark_baselined(baseline: Baseline, items: list[pytest.Item]) -> None:
+    """Listed items become xfails, their reasons kept for the reports. The entries that
+    match nothing are judged by the controller at the end (`_Recorder`)."""
+    for item in items:
+        key = baseline.key_for(item.nodeid, item.name)
+        if key is None or not isinstance(item, McpCheckItem):
+            continue
+        item.mcp_baselined = baseline.entries[key]
+        item.add_marker(
+            pytest.mark.xfail(
+                reason=f"baseline: {item.mcp_baselined}",
+                strict=baseline.strict(key),
+                raises=Exception,
+            )
+        )
 
 
 @pytest.hookimpl(optionalhook=True, tryfirst=True)
@@ -471,6 +504,8 @@ def _run_check(mcp_client_factory: Callable[[], McpClient], request: pytest.Fixt
     ]
     if verdict.root is not None:
         item.user_properties.append(("mcp_root", verdict.root))
+    if item.mcp_baselined is not None:
+        item.user_properties.append(("mcp_baselined", item.mcp_baselined))
     if verdict.status.failing:
         raise McpCheckFailed(_explain(item, run, verdict))
     if verdict.status is Status.SKIP:
@@ -494,6 +529,8 @@ def _result(item: McpCheckItem, run: ScenarioRun, verdict: Verdict) -> dict[str,
         "client": run.client_name,
         **verdict.to_json(),
     }
+    if item.mcp_baselined is not None:
+        result["baselined"] = item.mcp_baselined
     # Plain JSON only: it travels from pytest-xdist workers and into the JSON report.
     return json.loads(json.dumps(result, default=repr))  # type: ignore[no-any-return]
 
@@ -592,6 +629,8 @@ class _Recorder:
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
         self.results: list[dict[str, Any]] = []
+        self.unmatched: list[str] = []
+        self.stale: list[str] = []
 
     @pytest.hookimpl(trylast=True)  # after junitxml has opened the item's testcase
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -616,11 +655,48 @@ class _Recorder:
         terminalreporter.write_sep("-", "mcp-testbench summary")
         for line in lines:
             terminalreporter.write_line(line, red=line == roots)
-        for entry in self.config.stash.get(_STASH_UNMATCHED, []):
+        self._baseline_summary(terminalreporter)
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        """The controller judges the baseline's entries as a whole: under pytest-xdist it
+        collects nothing, so this runs on the planned items and the recorded results. A
+        stale entry fails the run, and the terminal summary (which comes after) says why."""
+        baseline = self.config.stash[_STASH_BASELINE]
+        if baseline is None or hasattr(self.config, "workerinput"):
+            return
+        _, self.unmatched = baseline.match(_planned_items(self.config))
+        self.stale = baseline.stale_entries(self.results)
+        if (self.unmatched or self.stale) and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def _baseline_summary(self, terminalreporter: Any) -> None:
+        baseline = self.config.stash[_STASH_BASELINE]
+        if baseline is None:
+            return
+        from harness._baseline_report import baselined_groups
+
+        groups = baselined_groups(self.results)
+        if groups:
+            terminalreporter.write_line(
+                "mcp-testbench: baselined (expected failures, they do not fail the run):",
+                yellow=True,
+            )
+            for reason, statuses in groups:
+                terminalreporter.write_line(f"  {statuses}: {reason}")
+        for note in baseline.notes:
+            terminalreporter.write_line(f"mcp-testbench: baseline {baseline.path}: {note}")
+        for entry in self.unmatched:
             terminalreporter.write_line(
                 f"mcp-testbench: baseline entry {entry!r} matches no check of this run; "
-                "correct or delete it",
-                yellow=True,
+                "correct or delete it (a stale entry fails the run)",
+                red=True,
+            )
+        for entry in self.stale:
+            terminalreporter.write_line(
+                f"mcp-testbench: baseline entry {entry!r} is stale: none of its checks "
+                "failed in this run; delete it",
+                red=True,
             )
 
     def _blocked_details(self, terminalreporter: Any) -> None:

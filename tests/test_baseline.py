@@ -86,7 +86,8 @@ def test_a_baselined_failure_shows_its_reason_in_the_terminal_and_every_report(
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()
     result.stdout.fnmatch_lines(
         [
-            "mcp-testbench: 3 items of 3 checks for * 1 FAIL, 1 BLOCKED, 1 PASS (2 of them baselined)",
+            "mcp-testbench: 3 items of 3 checks for *",
+            "  1 FAIL, 1 BLOCKED, 1 PASS (2 of them baselined)",
             "mcp-testbench: baselined (expected failures, they do not fail the run):",
             "  1 BLOCKED in fake.blocked: follows from bug 41",
             "  1 FAIL in fake.fail: upstream bug 41",
@@ -394,8 +395,9 @@ def test_baseline_from_a_file_that_is_not_a_report(
 
 
 def test_baseline_write_from_a_run_then_the_run_passes_with_it(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
 ) -> None:
+    # capfd: the run's summary comes from its pytest subprocess, on file descriptor 1.
     (tmp_path / "broken.py").write_text(BAD_CALL, encoding="utf-8")
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.setenv("PYTHONPATH", f"{tmp_path}:{__import__('os').environ.get('PYTHONPATH', '')}")
@@ -404,7 +406,7 @@ def test_baseline_write_from_a_run_then_the_run_passes_with_it(
     assert main(["baseline", "write", str(out), *options, "--", *CALL_RESULT]) == 0
     assert list(_entries(out)) == [A]
     assert _entries(out)[A].startswith("FAIL: ")
-    capsys.readouterr()
+    capfd.readouterr()
     from harness._run_suite import run_suite
 
     code = run_suite(
@@ -415,4 +417,4 @@ def test_baseline_write_from_a_run_then_the_run_passes_with_it(
         extra=CALL_RESULT,
     )
     assert code == 0
-    assert "1 FAIL (1 of them baselined)" in capsys.readouterr().out
+    assert "1 FAIL (1 of them baselined)" in capfd.readouterr().out

@@ -64,7 +64,7 @@ def test_markdown_has_clients_as_columns_and_checks_by_area(
     assert "- **beta 2.0**: 1 FAIL, 1 WARN, 1 PASS" in text
     # The evidence pages were missing: written from the JSON, with the anchors linked to.
     evidence = (reports[1].with_suffix(".html")).read_text(encoding="utf-8")
-    assert f'<li id="{fail}">' in evidence
+    assert f'<tr id="{fail}" ' in evidence
     assert 'id="check-tools.call-result"' in evidence
     assert f"wrote {reports[1].with_suffix('.html')}" in capsys.readouterr().out
 

@@ -143,7 +143,7 @@ def test_the_html_filters_offer_what_the_run_has(tmp_path: Path) -> None:
     assert options("area") == ["", *sorted({c.split(".")[0] for c in CATALOGUE})]
     # What the filters act on carries the same data (tests/test_report_browser.py drives
     # the filters in a real browser).
-    item_rows = re.findall(r'<tr class="v-\w+" data-verdict="([^"]+)"', page)
+    item_rows = re.findall(r'<tr id="[^"]+" class="v-\w+" data-verdict="([^"]+)"', page)
     assert len(item_rows) == sum(1 for r in results if r["status"] != "PASS")
     assert page.count('data-area="') == len(item_rows) + len({r["check"] for r in results})
 

@@ -461,14 +461,12 @@ class AuthMock:
         if known is not None or not self.settings.client_id_metadata_documents:
             return known, {}
         parts = urlsplit(client_id)
-        if not (
-            (
-                parts.scheme == "https"
-                or (parts.scheme == "http" and _is_loopback_host(parts.hostname))
-            )
-            and parts.path not in ("", "/")
-        ):
-            return None, {}
+        if parts.scheme not in ("https", "http") or parts.path in ("", "/"):
+            return None, {}  # not a document URL: an unknown client
+        if not _is_loopback_host(parts.hostname):
+            # The mock reaches loopback only: a test serves the document there.
+            error = "not fetched: the mock fetches metadata documents from loopback URLs only"
+            return None, {"metadata_document": client_id, "metadata_document_error": error}
         return await self._fetch_metadata_document(client_id)
 
     async def _fetch_metadata_document(self, url: str) -> tuple[_Client | None, dict[str, Any]]:

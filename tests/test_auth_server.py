@@ -11,9 +11,12 @@ server (uvicorn on 127.0.0.1, two ports) and a plain httpx client playing the OA
 from __future__ import annotations
 
 import base64
+import json
 import secrets
+import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -674,6 +677,17 @@ def test_a_metadata_document_client_id_that_cannot_be_fetched_is_refused() -> No
         entry = _auth_entries(server, endpoint="authorize")[-1]
         assert entry["metadata_document"] == url
         assert entry["metadata_document_error"]
+        # Beyond loopback the mock does not go: refused, and said so.
+        remote = "https://client.example/client.json"
+        answer = http.get(
+            flow.meta["authorization_endpoint"],
+            params={"response_type": "code", "client_id": remote, "redirect_uri": REDIRECT},
+        )
+        assert answer.status_code == 400
+        assert (
+            "loopback URLs only"
+            in _auth_entries(server, endpoint="authorize")[-1]["metadata_document_error"]
+        )
 
 
 # -- the script section ------------------------------------------------------------------
@@ -698,3 +712,67 @@ def test_auth_is_refused_where_it_cannot_apply() -> None:
 def test_serve_refuses_an_auth_script_with_the_way_out() -> None:
     with pytest.raises(ValueError, match="HttpMockServer or serve_http"):
         serve_dev(parse_script(_script({})), "127.0.0.1", 0)
+
+
+@contextmanager
+def _document_server(documents: Mapping[str, Any]) -> Iterator[str]:
+    """A loopback HTTP server for client ID metadata documents (path -> JSON, its URL
+    filled in for "{url}"); yields its origin."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            doc = documents.get(self.path)
+            body = b"" if doc is None else json.dumps(doc).replace("{url}", origin + self.path)
+            self.send_response(404 if doc is None else 200)
+            self.send_header("content-type", "application/json")
+            self.end_headers()
+            self.wfile.write(body.encode() if isinstance(body, str) else body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    origin = f"http://127.0.0.1:{httpd.server_address[1]}"
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield origin
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join(10.0)
+
+
+def test_a_client_id_metadata_document_is_fetched_and_checked() -> None:
+    documents = {
+        "/good.json": {
+            "client_id": "{url}",
+            "client_name": "t",
+            "redirect_uris": [REDIRECT],
+            "token_endpoint_auth_method": "none",
+        },
+        "/other.json": {
+            "client_id": "http://127.0.0.1/elsewhere.json",
+            "redirect_uris": [REDIRECT],
+        },
+    }
+    settings = {"authorization_server": {"client_id_metadata_documents": True}}
+    with _document_server(documents) as origin, _served(settings) as (server, http):
+        flow = _Flow(server, http)
+        flow.discover()
+        flow.client_id = origin + "/good.json"
+        assert flow.redeem(flow.authorize()["code"]).status_code == 200
+        assert _auth_entries(server, endpoint="authorize")[-1]["metadata_document"] == (
+            flow.client_id
+        )
+        for path in ("/other.json", "/missing.json"):
+            answer = http.get(
+                flow.meta["authorization_endpoint"],
+                params={
+                    "response_type": "code",
+                    "client_id": origin + path,
+                    "redirect_uri": REDIRECT,
+                },
+            )
+            assert answer.status_code == 400
+            assert _auth_entries(server, endpoint="authorize")[-1]["metadata_document_error"]

@@ -296,7 +296,9 @@ class AuthMock:
                 await self._answer(ex, "resource", "resource-metadata", answer, {})
                 return True
             answer = _Answer(200, self.resource_metadata())
-            await self._answer(ex, "resource", "resource-metadata", answer, {})
+            # The resource it names: what a client must send as `resource` (RFC 8707).
+            details = {"resource": self.resource, "mcp_url": self.resource_url}
+            await self._answer(ex, "resource", "resource-metadata", answer, details)
             return True
         if ex.path.startswith("/.well-known/"):
             if self.settings.legacy and ex.path in self._metadata_paths():

@@ -36,8 +36,10 @@ microseconds) and `kind`; the other members depend on the kind (docs/transcripts
                    error), query, params (authorize and token parameters, never a client
                    secret), bearer_header, issued_token, token_in_query,
                    issued_token_in_query, client_auth, issued, metadata,
-                   metadata_document(_error), reason: one per request a script's `auth`
-                   section handled (mock_servers/_auth_server.py)
+                   metadata_document(_error), reason, resource and mcp_url (a
+                   resource-metadata answer: the resource it names, the endpoint's
+                   URL): one per request a script's `auth` section handled
+                   (mock_servers/_auth_server.py)
 
 A refusal is recorded for every HTTP request the mock refuses with a 4xx of its own, on
 any method or path; a scripted reply with a 4xx status is an answer, not a refusal.

@@ -146,6 +146,14 @@ URL_MODE_DECLARED = (Pin("SKIP", "features.elicitation-undeclared-mode", ("2025-
 NO_SAMPLING_TOOLS = (Pin("SKIP", "features.sampling-tool-history-checked", ("2025-11-25",)),)
 
 
+# A1: the client contract has no authorization option yet, so no real client declares
+# "auth": every item of the authorization scenarios is a SKIP (docs/findings.md,
+# "Authorization").
+NO_AUTH_DECLARED = (
+    Pin("SKIP", ANY, ("2025-06-18", "2025-11-25"), ("http",), scenario="auth-code-flow"),
+)
+
+
 # -- verdicts that are not judged (docs/findings.md, "Verdicts re-derived after the verdict
 # rules of issue 9"): each was a vacuous PASS before --------------------------------------------
 
@@ -186,6 +194,7 @@ MCP_AUTO = (
     *URL_MODE_DECLARED,
     *NO_SAMPLING_TOOLS,
     *NO_SET_LEVEL,
+    *NO_AUTH_DECLARED,
 )
 
 # fastmcp (built on the mcp SDK) gets the same verdicts; on its SSE transport it treats
@@ -205,6 +214,7 @@ TYPESCRIPT_SDK = (
     *NO_SET_LEVEL,
     *NO_ERA_PROBE,
     *R3,
+    *NO_AUTH_DECLARED,
     Pin("SKIP", ANY, MODERN),
 )
 

@@ -54,6 +54,8 @@ async def close_response(response: httpx.Response) -> None:
 
 
 class HttpTransport:
+    auth_session: type[OAuthSession] = OAuthSession
+
     def __init__(
         self,
         client: httpx.AsyncClient,
@@ -74,8 +76,12 @@ class HttpTransport:
         """The negotiated revision, sent on every request after initialize (HT-11)."""
         self._streams: dict[RequestId, anyio.CancelScope] = {}
         self._listener: anyio.CancelScope | None = None
-        self.auth = OAuthSession(client, url)
+        self.auth = self.auth_session(client, url)
         """Answers the server's 401/403 challenges; its token goes on every request."""
+
+    def post_url(self) -> str:
+        """Where messages are POSTed: the endpoint (tests break this on purpose)."""
+        return self._url
 
     def _request_headers(
         self, accept: str, extra: Mapping[str, str] | None = None
@@ -94,10 +100,10 @@ class HttpTransport:
         method = message.get("method", "response")
         with_session = self.session_id is not None
         response: httpx.Response | None = None
-        for _ in range(MAX_CHALLENGES + 1):
+        for attempt in range(MAX_CHALLENGES + 1):
             post = self._client.build_request(
                 "POST",
-                self._url,
+                self.post_url(),
                 content=encode(message).encode("utf-8"),
                 headers={
                     **self._request_headers(ACCEPT_BOTH, headers),
@@ -105,8 +111,8 @@ class HttpTransport:
                 },
             )
             response = await open_response(self._client, post)
-            if response.status_code not in (401, 403):
-                break
+            if response.status_code not in (401, 403) or attempt == MAX_CHALLENGES:
+                break  # the last challenge is the caller's error (below)
             # Authorization: answer the challenge, then send the message again.
             challenge = response.headers.get("www-authenticate", "")
             await close_response(response)

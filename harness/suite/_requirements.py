@@ -217,5 +217,22 @@ REQUIREMENTS: dict[str, Requirement] = {
             "subscriptions/listen or that reports which subscription a notification was matched "
             "to, so a mock can neither make a client listen nor see its demultiplexing",
         ),
+        # Authorization: the requirements judged so far (the others come with their checks).
+        Requirement(
+            "AUTH-PKCE",
+            "PKCE with S256; no flow with a server that does not advertise it",
+            FROM_2025_03,
+            partly="refusing a server without code_challenge_methods_supported is not judged yet",
+        ),
+        Requirement(
+            "AUTH-resource",
+            "resource parameter (RFC 8707) on authorization and token requests",
+            FROM_2025_06,
+        ),
+        Requirement(
+            "AUTH-bearer",
+            "the token in the Authorization header of every request, never in the query",
+            FROM_2025_03,
+        ),
     )
 }

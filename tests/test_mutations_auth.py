@@ -1,0 +1,99 @@
+"""Mutants of the reference client's OAuth flow: each breaks one authorization rule and
+must fail exactly the checks of that rule (harness/suite/auth.py); the unbroken
+reference client passes the same runs. A mutant the server refuses (no PKCE, a token in
+the query) never gets connected: the checks of the steps it never reached are BLOCKED by
+its failed connect, never passed."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from urllib.parse import quote
+
+import pytest
+from _mutation import Case, assert_mutant_fails_exactly, assert_reference_passes
+
+from harness.clients import ReferenceClient
+from harness.clients._ref_auth import OAuthSession
+from harness.clients._ref_http import HttpTransport
+
+RUN = ("auth-code-flow", "2025-11-25", "http")
+RUN_06 = ("auth-code-flow", "2025-06-18", "http")
+
+
+class _NoPkceSession(OAuthSession):
+    async def _browser_step(self, query: Mapping[str, str], state: str) -> str:
+        kept = {k: v for k, v in query.items() if not k.startswith("code_challenge")}
+        return await super()._browser_step(kept, state)
+
+
+class _PlainPkceSession(OAuthSession):
+    async def _browser_step(self, query: Mapping[str, str], state: str) -> str:
+        return await super()._browser_step({**query, "code_challenge_method": "plain"}, state)
+
+
+class _NoResourceSession(OAuthSession):
+    async def _discover(self, params: Mapping[str, str]) -> None:
+        await super()._discover(params)
+        self._resource = None
+
+
+class _NoPkceTransport(HttpTransport):
+    auth_session = _NoPkceSession
+
+
+class _PlainPkceTransport(HttpTransport):
+    auth_session = _PlainPkceSession
+
+
+class _NoResourceTransport(HttpTransport):
+    auth_session = _NoResourceSession
+
+
+class _TokenInQueryTransport(HttpTransport):
+    def post_url(self) -> str:
+        token = self.auth.access_token
+        return self._url if token is None else f"{self._url}?access_token={quote(token)}"
+
+    def _request_headers(
+        self, accept: str, extra: Mapping[str, str] | None = None
+    ) -> dict[str, str]:
+        headers = super()._request_headers(accept, extra)
+        headers.pop("Authorization", None)
+        return headers
+
+
+class NoPkce(ReferenceClient):
+    _http_transport = _NoPkceTransport
+
+
+class PlainPkce(ReferenceClient):
+    _http_transport = _PlainPkceTransport
+
+
+class NoResource(ReferenceClient):
+    _http_transport = _NoResourceTransport
+
+
+class TokenInQuery(ReferenceClient):
+    _http_transport = _TokenInQueryTransport
+
+
+# The server refuses the authorization request, so no token is ever issued.
+_NO_TOKEN = {"auth.bearer-header-only": "BLOCKED:client.connect"}
+
+CASES = {
+    "auth-no-pkce": Case(NoPkce, RUN, {"auth.pkce-s256": "FAIL", **_NO_TOKEN}),
+    "auth-plain-pkce": Case(PlainPkce, RUN, {"auth.pkce-s256": "FAIL", **_NO_TOKEN}),
+    "auth-no-resource": Case(NoResource, RUN_06, {"auth.resource-parameter": "FAIL"}),
+    "auth-token-in-query": Case(TokenInQuery, RUN, {"auth.bearer-header-only": "FAIL"}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_mutant_fails_exactly_its_checks(name: str) -> None:
+    assert_mutant_fails_exactly(name, CASES[name])
+
+
+@pytest.mark.parametrize("run", [RUN, RUN_06], ids=lambda r: r[1])
+def test_reference_client_passes_the_auth_runs(run: tuple[str, str, str]) -> None:
+    assert_reference_passes(Case(ReferenceClient, run, {}))

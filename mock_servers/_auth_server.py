@@ -297,13 +297,20 @@ class AuthMock:
                 return True
             answer = _Answer(200, self.resource_metadata())
             # The resource it names: what a client must send as `resource` (RFC 8707).
-            details = {"resource": self.resource, "mcp_url": self.resource_url}
+            details = {
+                "resource": self.resource,
+                "mcp_url": self.resource_url,
+                "issuer": self.issuer,
+            }
             await self._answer(ex, "resource", "resource-metadata", answer, details)
             return True
         if ex.path.startswith("/.well-known/"):
             if self.settings.legacy and ex.path in self._metadata_paths():
-                answer = _Answer(200, self.server_metadata())
-                await self._answer(ex, "authorization", "server-metadata", answer, {})
+                doc = self.server_metadata()
+                details = self._metadata_details(doc)
+                await self._answer(
+                    ex, "authorization", "server-metadata", _Answer(200, doc), details
+                )
             else:
                 # Recorded, so a check can see the order a client probed in.
                 await self._answer(ex, "resource", "well-known", _Answer(404, "Not found"), {})
@@ -318,7 +325,8 @@ class AuthMock:
         if ex.path in kinds:
             if ex.method != "GET":
                 return "server-metadata", _Answer(405, "Use GET", {"allow": "GET"}), {}
-            return "server-metadata", _Answer(200, self.server_metadata(kinds[ex.path])), {}
+            doc = self.server_metadata(kinds[ex.path])
+            return "server-metadata", _Answer(200, doc), self._metadata_details(doc)
         endpoint = {p: name for name, p in self._endpoint_paths().items()}.get(ex.path)
         if endpoint == "authorize" and ex.method in ("GET", "POST"):
             return ("authorize", *await self._authorize(ex))
@@ -332,6 +340,14 @@ class AuthMock:
             return endpoint, _Answer(405, f"{ex.method} not allowed here"), {}
         name = "well-known" if ex.path.startswith("/.well-known/") else "unknown"
         return name, _Answer(404, "Not found"), {}
+
+    @staticmethod
+    def _metadata_details(doc: Mapping[str, Any]) -> dict[str, Any]:
+        """What a check needs of a metadata document: its issuer and PKCE methods."""
+        return {
+            "issuer": doc["issuer"],
+            "code_challenge_methods_supported": doc.get("code_challenge_methods_supported"),
+        }
 
     async def _answer(
         self,
@@ -416,6 +432,8 @@ class AuthMock:
         record["outcome"] = "ok" if challenge is None else challenge.outcome
         if challenge is not None:
             record["reason"] = challenge.reason
+            if self.settings.prm_in_www_authenticate and not s.legacy:
+                record["resource_metadata"] = self.prm_url()
         self.transcript.record("auth", **record)
         return challenge
 

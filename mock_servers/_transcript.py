@@ -36,9 +36,11 @@ microseconds) and `kind`; the other members depend on the kind (docs/transcripts
                    error), query, params (authorize and token parameters, never a client
                    secret), bearer_header, issued_token, token_in_query,
                    issued_token_in_query, client_auth, issued, metadata,
-                   metadata_document(_error), reason, resource and mcp_url (a
-                   resource-metadata answer: the resource it names, the endpoint's
-                   URL): one per request a script's `auth` section handled
+                   metadata_document(_error), reason, resource_metadata (the URL a
+                   401 or 403 named), resource, mcp_url, issuer (a resource-metadata
+                   answer: the resource it names, the endpoint's URL, the authorization
+                   server), issuer and code_challenge_methods_supported (a
+                   server-metadata answer): one per request a script's `auth` section handled
                    (mock_servers/_auth_server.py)
 
 A refusal is recorded for every HTTP request the mock refuses with a 4xx of its own, on

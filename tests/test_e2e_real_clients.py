@@ -32,6 +32,7 @@ from harness._catalogue import CATALOGUE
 from harness._report import format_evidence
 from harness.protocol import HANDSHAKE_REVISIONS
 from harness.suite import SCENARIOS
+from harness.suite.auth import SCENARIOS as AUTH_SCENARIOS
 
 pytest_plugins = ["pytester"]
 pytestmark = pytest.mark.e2e
@@ -149,8 +150,8 @@ NO_SAMPLING_TOOLS = (Pin("SKIP", "features.sampling-tool-history-checked", ("202
 # A1: the client contract has no authorization option yet, so no real client declares
 # "auth": every item of the authorization scenarios is a SKIP (docs/findings.md,
 # "Authorization").
-NO_AUTH_DECLARED = (
-    Pin("SKIP", ANY, ("2025-06-18", "2025-11-25"), ("http",), scenario="auth-code-flow"),
+NO_AUTH_DECLARED = tuple(
+    Pin("SKIP", ANY, ("2025-06-18", "2025-11-25"), ("http",), scenario=s.id) for s in AUTH_SCENARIOS
 )
 
 

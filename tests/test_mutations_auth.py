@@ -18,6 +18,9 @@ from harness.clients._ref_http import HttpTransport
 
 RUN = ("auth-code-flow", "2025-11-25", "http")
 RUN_06 = ("auth-code-flow", "2025-06-18", "http")
+DISCOVERY = ("auth-discovery", "2025-11-25", "http")
+DISCOVERY_06 = ("auth-discovery", "2025-06-18", "http")
+UNADVERTISED = ("auth-pkce-unadvertised", "2025-11-25", "http")
 
 
 class _NoPkceSession(OAuthSession):
@@ -35,6 +38,26 @@ class _NoResourceSession(OAuthSession):
     async def _discover(self, params: Mapping[str, str]) -> None:
         await super()._discover(params)
         self._resource = None
+
+
+class _RootMetadataFirstSession(OAuthSession):
+    def resource_metadata_urls(self, params: Mapping[str, str]) -> list[str]:
+        return list(reversed(super().resource_metadata_urls({})))
+
+
+class _IgnoresChallengeSession(OAuthSession):
+    def resource_metadata_urls(self, params: Mapping[str, str]) -> list[str]:
+        return super().resource_metadata_urls({})
+
+
+class _OpenIdFirstSession(OAuthSession):
+    def server_metadata_urls(self, issuer: str) -> list[str]:
+        return sorted(super().server_metadata_urls(issuer), key=lambda u: "openid" not in u)
+
+
+class _IgnoresPkceAdvertisementSession(OAuthSession):
+    def pkce_advertised(self) -> bool:
+        return True
 
 
 class _NoPkceTransport(HttpTransport):
@@ -62,6 +85,26 @@ class _TokenInQueryTransport(HttpTransport):
         return headers
 
 
+def _with_session(session: type[OAuthSession]) -> type[HttpTransport]:
+    return type(f"_{session.__name__}Transport", (HttpTransport,), {"auth_session": session})
+
+
+class RootMetadataFirst(ReferenceClient):
+    _http_transport = _with_session(_RootMetadataFirstSession)
+
+
+class IgnoresChallengeMetadata(ReferenceClient):
+    _http_transport = _with_session(_IgnoresChallengeSession)
+
+
+class OpenIdFirst(ReferenceClient):
+    _http_transport = _with_session(_OpenIdFirstSession)
+
+
+class IgnoresPkceAdvertisement(ReferenceClient):
+    _http_transport = _with_session(_IgnoresPkceAdvertisementSession)
+
+
 class NoPkce(ReferenceClient):
     _http_transport = _NoPkceTransport
 
@@ -86,6 +129,16 @@ CASES = {
     "auth-plain-pkce": Case(PlainPkce, RUN, {"auth.pkce-s256": "FAIL", **_NO_TOKEN}),
     "auth-no-resource": Case(NoResource, RUN_06, {"auth.resource-parameter": "FAIL"}),
     "auth-token-in-query": Case(TokenInQuery, RUN, {"auth.bearer-header-only": "FAIL"}),
+    "auth-root-metadata-first": Case(
+        RootMetadataFirst, DISCOVERY, {"auth.prm-discovery-order": "FAIL"}
+    ),
+    "auth-ignores-challenge-metadata": Case(
+        IgnoresChallengeMetadata, RUN, {"auth.prm-discovery-order": "FAIL"}
+    ),
+    "auth-openid-first": Case(OpenIdFirst, DISCOVERY, {"auth.as-metadata-order": "FAIL"}),
+    "auth-ignores-pkce-advertisement": Case(
+        IgnoresPkceAdvertisement, UNADVERTISED, {"auth.pkce-unadvertised-refused": "FAIL"}
+    ),
 }
 
 
@@ -94,6 +147,8 @@ def test_mutant_fails_exactly_its_checks(name: str) -> None:
     assert_mutant_fails_exactly(name, CASES[name])
 
 
-@pytest.mark.parametrize("run", [RUN, RUN_06], ids=lambda r: r[1])
+@pytest.mark.parametrize(
+    "run", [RUN, RUN_06, DISCOVERY, DISCOVERY_06, UNADVERTISED], ids=lambda r: f"{r[0]}-{r[1]}"
+)
 def test_reference_client_passes_the_auth_runs(run: tuple[str, str, str]) -> None:
     assert_reference_passes(Case(ReferenceClient, run, {}))

@@ -148,7 +148,8 @@ class OAuthSession:
             return None
         return value if isinstance(value, dict) else None
 
-    async def _resource_metadata(self, params: Mapping[str, str]) -> dict[str, Any] | None:
+    def resource_metadata_urls(self, params: Mapping[str, str]) -> list[str]:
+        """Where to look for the resource metadata, in the order MCP gives."""
         parts = urlsplit(self.server_url)
         origin = f"{parts.scheme}://{parts.netloc}"
         urls = [params["resource_metadata"]] if "resource_metadata" in params else []
@@ -156,13 +157,17 @@ class OAuthSession:
         if path:
             urls.append(f"{origin}/.well-known/oauth-protected-resource{path}")
         urls.append(f"{origin}/.well-known/oauth-protected-resource")
-        for url in urls:
+        return urls
+
+    async def _resource_metadata(self, params: Mapping[str, str]) -> dict[str, Any] | None:
+        for url in self.resource_metadata_urls(params):
             doc = await self._get_json(url)
             if doc is not None:
                 return doc
         return None
 
-    async def _server_metadata(self, issuer: str) -> dict[str, Any] | None:
+    def server_metadata_urls(self, issuer: str) -> list[str]:
+        """Where to look for the authorization server's metadata, in the order MCP gives."""
         parts = urlsplit(issuer)
         origin = f"{parts.scheme}://{parts.netloc}"
         path = parts.path.rstrip("/")
@@ -177,7 +182,10 @@ class OAuthSession:
                 f"{origin}/.well-known/oauth-authorization-server",
                 f"{origin}/.well-known/openid-configuration",
             ]
-        for url in urls:
+        return urls
+
+    async def _server_metadata(self, issuer: str) -> dict[str, Any] | None:
+        for url in self.server_metadata_urls(issuer):
             doc = await self._get_json(url)
             if doc is not None:
                 if doc.get("issuer") != issuer:
@@ -220,7 +228,7 @@ class OAuthSession:
     async def _authorize(self, params: Mapping[str, str], *, scope: str | None) -> None:
         if not self._meta:
             await self._discover(params)
-        if "S256" not in self._meta.get("code_challenge_methods_supported", []):
+        if not self.pkce_advertised():
             raise _refuse("the authorization server does not advertise PKCE S256")
         if self._client_id is None:
             await self._register()
@@ -249,6 +257,11 @@ class OAuthSession:
             "code_verifier": verifier,
         }
         await self._token(form)
+
+    def pkce_advertised(self) -> bool:
+        """S256 in code_challenge_methods_supported: without it, no flow at all."""
+        methods = self._meta.get("code_challenge_methods_supported")
+        return isinstance(methods, list) and "S256" in methods
 
     async def _browser_step(self, query: Mapping[str, str], state: str) -> str:
         """What a browser and the redirect handler do: the code from the redirect."""

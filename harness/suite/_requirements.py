@@ -219,10 +219,20 @@ REQUIREMENTS: dict[str, Requirement] = {
         ),
         # Authorization: the requirements judged so far (the others come with their checks).
         Requirement(
+            "AUTH-401",
+            "after a 401: the resource metadata the challenge names, else path then root",
+            FROM_2025_06,
+        ),
+        Requirement(
+            "AUTH-AS",
+            "authorization server metadata: OAuth then OpenID, path inserted then appended",
+            FROM_2025_11,
+        ),
+        Requirement(
             "AUTH-PKCE",
-            "PKCE with S256; no flow with a server that does not advertise it",
+            "PKCE with S256; no flow with a server that does not advertise it (the refusal "
+            "judged from 2025-11-25, where MCP makes it explicit)",
             FROM_2025_03,
-            partly="refusing a server without code_challenge_methods_supported is not judged yet",
         ),
         Requirement(
             "AUTH-resource",

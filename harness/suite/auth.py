@@ -19,13 +19,15 @@ from harness._catalogue import check
 from harness._run import Scenario, ScenarioRun, Session
 from harness._triggers import trigger
 from harness._verdicts import Verdict, fail, passed
-from harness.suite._evidence import missing
+from harness.suite._evidence import hung_or_crashed, missing
 
 __all__ = ["SCENARIOS"]
 
 _FROM_2025_03 = ("2025-03-26", "2025-06-18", "2025-11-25")
 _FROM_2025_06 = ("2025-06-18", "2025-11-25")
+_FROM_2025_11 = ("2025-11-25",)
 _SPEC = "basic/authorization"
+_PRM = "/.well-known/oauth-protected-resource"
 
 
 def _auth(run: ScenarioRun, **match: Any) -> list[dict[str, Any]]:
@@ -153,6 +155,178 @@ def bearer_header_only(run: ScenarioRun) -> Verdict:
     )
 
 
+def _prm_fetches(run: ScenarioRun) -> list[Mapping[str, Any]]:
+    """The client's GETs for protected resource metadata (found or not)."""
+    return [
+        e
+        for e in run.of_kind("auth")
+        if e.get("server") == "resource"
+        and e.get("method") == "GET"
+        and (e.get("endpoint") == "resource-metadata" or str(e.get("path")).startswith(_PRM))
+    ]
+
+
+def _ordered(fetched: list[Mapping[str, Any]], expected: list[str]) -> Mapping[str, Any] | None:
+    """The first fetch out of the `expected` order (each path in turn, none skipped, up
+    to the first one found), or None when the fetches follow it."""
+    for position, entry in enumerate(fetched):
+        if position >= len(expected) or entry.get("path") != expected[position]:
+            return entry
+        if entry.get("status") == 200:
+            return None
+    return None
+
+
+@check(
+    "auth.prm-discovery-order",
+    requirements=["AUTH-401"],
+    level="MUST",
+    spec=f"{_SPEC}#protected-resource-metadata-discovery-requirements",
+    description="After a 401 the client fetches the protected resource metadata the "
+    "challenge names (resource_metadata); when it names none, the path-based well-known "
+    "URL first, then the root one",
+    revisions=_FROM_2025_06,
+    transports=["http"],
+    trigger=trigger("the client looked for protected resource metadata", _prm_fetches),
+    independent_of=["client.connect"],
+)
+def prm_discovery_order(run: ScenarioRun) -> Verdict:
+    fetches = _prm_fetches(run)
+    challenges = [e for e in _auth(run, endpoint="mcp", status=401) if e["seq"] < fetches[0]["seq"]]
+    if not challenges:
+        return missing(run, "a 401 from the MCP server before the metadata was looked for")
+    challenge = challenges[0]
+    named = challenge.get("resource_metadata")
+    if isinstance(named, str):
+        wanted = urlsplit(named).path
+        if fetches[0].get("path") != wanted:
+            return fail(
+                f"the 401 named the metadata at {named}, and the client fetched "
+                f"{fetches[0].get('path')} first",
+                [challenge, fetches[0]],
+            )
+        return passed(
+            f"the client fetched the metadata the 401 named ({named})", [challenge, fetches[0]]
+        )
+    path = urlsplit(str(_mcp_url(run) or "")).path.rstrip("/")
+    expected = ([f"{_PRM}{path}"] if path else []) + [_PRM]
+    wrong = _ordered(fetches, expected)
+    if wrong is not None:
+        return fail(
+            f"with no resource_metadata in the 401 the order is {' then '.join(expected)}; "
+            f"the client fetched {wrong.get('path')} out of that order",
+            [challenge, *fetches],
+        )
+    return passed(
+        f"the client looked in the order {' then '.join(expected)}", [challenge, *fetches]
+    )
+
+
+def _mcp_url(run: ScenarioRun) -> str | None:
+    """The MCP endpoint's URL, as the mock recorded it with its resource metadata (or
+    from the first MCP request's Host header)."""
+    for entry in _auth(run, endpoint="resource-metadata"):
+        if entry.get("mcp_url"):
+            return str(entry["mcp_url"])
+    for entry in run.of_kind("http_request"):
+        host = (entry.get("headers") or {}).get("host")
+        if host and any(
+            a.get("request") == entry.get("request") for a in _auth(run, endpoint="mcp")
+        ):
+            return f"http://{host}{entry.get('path')}"
+    return None
+
+
+def _as_fetches(run: ScenarioRun) -> list[Mapping[str, Any]]:
+    """The client's GETs for authorization server metadata on its own origin."""
+    return [
+        e
+        for e in run.of_kind("auth")
+        if e.get("server") == "authorization"
+        and e.get("method") == "GET"
+        and "/.well-known/" in str(e.get("path"))
+    ]
+
+
+def _issuer_paths(issuer: str) -> list[str]:
+    """Where MCP says to look for an issuer's metadata, in order (RFC 8414 §3.1 inserts
+    the well-known segment; OpenID Connect also appends it)."""
+    path = urlsplit(issuer).path.rstrip("/")
+    if not path:
+        return ["/.well-known/oauth-authorization-server", "/.well-known/openid-configuration"]
+    return [
+        f"/.well-known/oauth-authorization-server{path}",
+        f"/.well-known/openid-configuration{path}",
+        f"{path}/.well-known/openid-configuration",
+    ]
+
+
+@check(
+    "auth.as-metadata-order",
+    requirements=["AUTH-AS"],
+    level="MUST",
+    spec=f"{_SPEC}#authorization-server-metadata-discovery",
+    description="The client looks for the authorization server's metadata in the order "
+    "MCP gives: for an issuer with a path, OAuth with the path inserted, OpenID Connect "
+    "inserted, then appended; without a path, OAuth then OpenID Connect",
+    revisions=_FROM_2025_11,
+    transports=["http"],
+    trigger=trigger("the client looked for authorization server metadata", _as_fetches),
+    independent_of=["client.connect"],
+)
+def as_metadata_order(run: ScenarioRun) -> Verdict:
+    named = [e for e in _auth(run, endpoint="resource-metadata") if e.get("issuer")]
+    if not named:
+        return missing(run, "the resource metadata that names the authorization server")
+    issuer = str(named[0]["issuer"])
+    expected = _issuer_paths(issuer)
+    fetches = _as_fetches(run)
+    wrong = _ordered(fetches, expected)
+    if wrong is not None:
+        return fail(
+            f"for the issuer {issuer} the order is {' then '.join(expected)}; the client "
+            f"fetched {wrong.get('path')} out of that order",
+            [named[0], *fetches],
+        )
+    return passed(f"the client looked in the order {' then '.join(expected)}", [named[0], *fetches])
+
+
+def _unadvertised(run: ScenarioRun) -> list[Mapping[str, Any]]:
+    """Metadata answers without S256 in code_challenge_methods_supported."""
+    return [
+        e
+        for e in _auth(run, endpoint="server-metadata", status=200)
+        if "S256" not in (e.get("code_challenge_methods_supported") or [])
+    ]
+
+
+@check(
+    "auth.pkce-unadvertised-refused",
+    requirements=["AUTH-PKCE"],
+    level="MUST",
+    spec=f"{_SPEC}#authorization-code-protection",
+    description="A client that finds no S256 in the authorization server's "
+    "code_challenge_methods_supported (or no such member) refuses to go on: no "
+    "authorization request",
+    revisions=_FROM_2025_11,
+    transports=["http"],
+    trigger=trigger("the client read metadata that does not advertise PKCE S256", _unadvertised),
+)
+def pkce_unadvertised_refused(run: ScenarioRun) -> Verdict:
+    seen = _unadvertised(run)[0]
+    went_on = [e for e in _authorization_requests(run) if e["seq"] > seen["seq"]]
+    if went_on:
+        return fail(
+            "the client sent an authorization request to a server that does not advertise "
+            "PKCE S256",
+            [seen, *went_on],
+        )
+    unreported = hung_or_crashed(run.operation("connect"))
+    if unreported is not None:
+        return unreported
+    return passed("the client stopped after the metadata: no authorization request", [seen])
+
+
 async def connect_and_call(session: Session) -> None:
     if (await session.connect()).ok:
         await session.call("call_tool", "write", {})
@@ -162,10 +336,35 @@ SCENARIOS = [
     Scenario(
         "auth-code-flow",
         "auth/code-flow.json",
-        checks=("auth.pkce-s256", "auth.resource-parameter", "auth.bearer-header-only"),
+        checks=(
+            "auth.pkce-s256",
+            "auth.resource-parameter",
+            "auth.bearer-header-only",
+            "auth.prm-discovery-order",
+        ),
         drive=connect_and_call,
-        description="the MCP endpoint behind OAuth 2.1 (resource metadata named in the 401, "
-        "dynamic registration, an authorization endpoint that approves at once); one call",
+        description="the MCP endpoint behind OAuth 2.1 (resource metadata at a custom "
+        "location named in the 401, dynamic registration, an authorization endpoint that "
+        "approves at once); one call",
         requires=frozenset({"auth"}),
+    ),
+    Scenario(
+        "auth-discovery",
+        "auth/discovery.json",
+        checks=("auth.prm-discovery-order", "auth.as-metadata-order"),
+        drive=connect_and_call,
+        description="a 401 that names no metadata, metadata at the root only; an issuer "
+        "with a path whose metadata is only at the OpenID appended location",
+        requires=frozenset({"auth"}),
+    ),
+    Scenario(
+        "auth-pkce-unadvertised",
+        "auth/pkce-unadvertised.json",
+        checks=("auth.pkce-unadvertised-refused",),
+        drive=connect_and_call,
+        description="an authorization server whose metadata has no "
+        "code_challenge_methods_supported: a client must not start a flow",
+        requires=frozenset({"auth"}),
+        connect_may_fail=True,
     ),
 ]

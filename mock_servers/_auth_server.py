@@ -432,6 +432,8 @@ class AuthMock:
         record["outcome"] = "ok" if challenge is None else challenge.outcome
         if challenge is not None:
             record["reason"] = challenge.reason
+            if challenge.outcome == "insufficient_scope" and s.step_up is not None:
+                record["required_scope"] = s.step_up.scope
             if self.settings.prm_in_www_authenticate and not s.legacy:
                 record["resource_metadata"] = self.prm_url()
         self.transcript.record("auth", **record)

@@ -12,7 +12,7 @@ from urllib.parse import quote
 import pytest
 from _mutation import Case, assert_mutant_fails_exactly, assert_reference_passes
 
-from harness.clients import ReferenceClient
+from harness.clients import ClientError, ReferenceClient
 from harness.clients._ref_auth import OAuthSession
 from harness.clients._ref_http import HttpTransport
 
@@ -21,6 +21,8 @@ RUN_06 = ("auth-code-flow", "2025-06-18", "http")
 DISCOVERY = ("auth-discovery", "2025-11-25", "http")
 DISCOVERY_06 = ("auth-discovery", "2025-06-18", "http")
 UNADVERTISED = ("auth-pkce-unadvertised", "2025-11-25", "http")
+STEP_UP = ("auth-step-up", "2025-11-25", "http")
+ENDLESS = ("auth-step-up-endless", "2025-11-25", "http")
 
 
 class _NoPkceSession(OAuthSession):
@@ -85,6 +87,24 @@ class _TokenInQueryTransport(HttpTransport):
         return headers
 
 
+class _NoStepUpSession(OAuthSession):
+    async def on_challenge(self, status: int, header: str) -> None:
+        if status == 403:
+            raise ClientError("other", "403: not authorized (this client never steps up)")
+        await super().on_challenge(status, header)
+
+
+class _StepUpForeverSession(OAuthSession):
+    async def on_challenge(self, status: int, header: str) -> None:
+        self._stepped_up.clear()  # forgets it already tried: no limit of its own
+        await super().on_challenge(status, header)
+
+
+class _StepUpForeverTransport(HttpTransport):
+    auth_session = _StepUpForeverSession
+    max_challenges = 20
+
+
 def _with_session(session: type[OAuthSession]) -> type[HttpTransport]:
     return type(f"_{session.__name__}Transport", (HttpTransport,), {"auth_session": session})
 
@@ -103,6 +123,14 @@ class OpenIdFirst(ReferenceClient):
 
 class IgnoresPkceAdvertisement(ReferenceClient):
     _http_transport = _with_session(_IgnoresPkceAdvertisementSession)
+
+
+class NoStepUp(ReferenceClient):
+    _http_transport = _with_session(_NoStepUpSession)
+
+
+class StepUpForever(ReferenceClient):
+    _http_transport = _StepUpForeverTransport
 
 
 class NoPkce(ReferenceClient):
@@ -136,6 +164,8 @@ CASES = {
         IgnoresChallengeMetadata, RUN, {"auth.prm-discovery-order": "FAIL"}
     ),
     "auth-openid-first": Case(OpenIdFirst, DISCOVERY, {"auth.as-metadata-order": "FAIL"}),
+    "auth-no-step-up": Case(NoStepUp, STEP_UP, {"auth.step-up": "WARN"}),
+    "auth-step-up-forever": Case(StepUpForever, ENDLESS, {"auth.step-up-bounded": "WARN"}),
     "auth-ignores-pkce-advertisement": Case(
         IgnoresPkceAdvertisement, UNADVERTISED, {"auth.pkce-unadvertised-refused": "FAIL"}
     ),
@@ -148,7 +178,9 @@ def test_mutant_fails_exactly_its_checks(name: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "run", [RUN, RUN_06, DISCOVERY, DISCOVERY_06, UNADVERTISED], ids=lambda r: f"{r[0]}-{r[1]}"
+    "run",
+    [RUN, RUN_06, DISCOVERY, DISCOVERY_06, UNADVERTISED, STEP_UP, ENDLESS],
+    ids=lambda r: f"{r[0]}-{r[1]}",
 )
 def test_reference_client_passes_the_auth_runs(run: tuple[str, str, str]) -> None:
     assert_reference_passes(Case(ReferenceClient, run, {}))

@@ -55,6 +55,7 @@ async def close_response(response: httpx.Response) -> None:
 
 class HttpTransport:
     auth_session: type[OAuthSession] = OAuthSession
+    max_challenges = MAX_CHALLENGES
 
     def __init__(
         self,
@@ -100,7 +101,7 @@ class HttpTransport:
         method = message.get("method", "response")
         with_session = self.session_id is not None
         response: httpx.Response | None = None
-        for attempt in range(MAX_CHALLENGES + 1):
+        for attempt in range(self.max_challenges + 1):
             post = self._client.build_request(
                 "POST",
                 self.post_url(),
@@ -111,7 +112,7 @@ class HttpTransport:
                 },
             )
             response = await open_response(self._client, post)
-            if response.status_code not in (401, 403) or attempt == MAX_CHALLENGES:
+            if response.status_code not in (401, 403) or attempt == self.max_challenges:
                 break  # the last challenge is the caller's error (below)
             # Authorization: answer the challenge, then send the message again.
             challenge = response.headers.get("www-authenticate", "")

@@ -240,6 +240,11 @@ REQUIREMENTS: dict[str, Requirement] = {
             FROM_2025_06,
         ),
         Requirement(
+            "AUTH-step-up",
+            "on 403 insufficient_scope: authorize again with that scope, with bounded retries",
+            FROM_2025_11,
+        ),
+        Requirement(
             "AUTH-bearer",
             "the token in the Authorization header of every request, never in the query",
             FROM_2025_03,

@@ -18,7 +18,7 @@ from urllib.parse import urlsplit, urlunsplit
 from harness._catalogue import check
 from harness._run import Scenario, ScenarioRun, Session
 from harness._triggers import trigger
-from harness._verdicts import Verdict, fail, passed
+from harness._verdicts import Verdict, fail, passed, warn
 from harness.suite._evidence import hung_or_crashed, missing
 
 __all__ = ["SCENARIOS"]
@@ -327,6 +327,79 @@ def pkce_unadvertised_refused(run: ScenarioRun) -> Verdict:
     return passed("the client stopped after the metadata: no authorization request", [seen])
 
 
+def _step_ups(run: ScenarioRun) -> list[Mapping[str, Any]]:
+    """The MCP server's 403 insufficient_scope answers."""
+    return list(_auth(run, endpoint="mcp", outcome="insufficient_scope"))
+
+
+@check(
+    "auth.step-up",
+    requirements=["AUTH-step-up"],
+    level="SHOULD",
+    spec=f"{_SPEC}#step-up-authorization-flow",
+    description="After a 403 insufficient_scope the client authorizes again with the "
+    "scope the challenge names and retries the request with the new token",
+    revisions=_FROM_2025_11,
+    transports=["http"],
+    trigger=trigger("the MCP server answered 403 insufficient_scope", _step_ups),
+    independent_of=["client.connect"],
+)
+def step_up(run: ScenarioRun) -> Verdict:
+    refused = _step_ups(run)[0]
+    needed = set(str(refused.get("required_scope", "")).split())
+    again = [e for e in _authorization_requests(run) if e["seq"] > refused["seq"]]
+    if not again:
+        return warn("after the 403 the client did not authorize again", [refused])
+    scope = set(str((again[0].get("params") or {}).get("scope", "")).split())
+    if not needed <= scope:
+        return warn(
+            f"the new authorization request asks for {sorted(scope)}, not the scope the 403 "
+            f"named ({' '.join(sorted(needed))})",
+            [refused, again[0]],
+        )
+    retried = [
+        e
+        for e in _auth(run, endpoint="mcp", outcome="ok")
+        if e["seq"] > again[0]["seq"] and e.get("method") == "POST"
+    ]
+    if not retried:
+        return warn(
+            "the client did not send the request again with the new token", [refused, *again]
+        )
+    return passed(
+        "the client authorized again with the scope the 403 named and retried",
+        [refused, again[0], retried[0]],
+    )
+
+
+_RETRY_LIMIT = 3
+
+
+@check(
+    "auth.step-up-bounded",
+    requirements=["AUTH-step-up"],
+    level="SHOULD",
+    spec=f"{_SPEC}#step-up-authorization-flow",
+    description=f"A server that keeps answering 403 insufficient_scope gets at most "
+    f"{_RETRY_LIMIT} step-up attempts, not an endless loop",
+    revisions=_FROM_2025_11,
+    transports=["http"],
+    trigger=trigger("the MCP server answered 403 insufficient_scope", _step_ups),
+    independent_of=["client.connect"],
+)
+def step_up_bounded(run: ScenarioRun) -> Verdict:
+    refused = _step_ups(run)
+    if len(refused) > _RETRY_LIMIT:
+        return warn(
+            f"the client met {len(refused)} 403 insufficient_scope answers without giving up",
+            refused[: _RETRY_LIMIT + 1],
+        )
+    unreported = hung_or_crashed(run.operation("call_tool"))
+    if unreported is not None:
+        return unreported
+    return passed(f"the client gave up after {len(refused)} 403 answer(s)", refused)
+
+
 async def connect_and_call(session: Session) -> None:
     if (await session.connect()).ok:
         await session.call("call_tool", "write", {})
@@ -366,5 +439,23 @@ SCENARIOS = [
         "code_challenge_methods_supported: a client must not start a flow",
         requires=frozenset({"auth"}),
         connect_may_fail=True,
+    ),
+    Scenario(
+        "auth-step-up",
+        "auth/step-up.json",
+        checks=("auth.step-up",),
+        drive=connect_and_call,
+        description="a token without the scope the write tool needs: 403 insufficient_scope "
+        "naming it, then the call succeeds with a token that has it",
+        requires=frozenset({"auth"}),
+    ),
+    Scenario(
+        "auth-step-up-endless",
+        "auth/step-up-endless.json",
+        checks=("auth.step-up-bounded",),
+        drive=connect_and_call,
+        description="every call of the write tool gets 403 insufficient_scope, whatever "
+        "the token: the client must stop retrying",
+        requires=frozenset({"auth"}),
     ),
 ]

@@ -571,6 +571,9 @@ class AuthMock:
             back["iss"] = self.issuer
         elif self.settings.iss == "wrong":
             back["iss"] = WRONG_ISSUER
+        if "iss" in back:
+            details["iss"] = back["iss"]
+            details["iss_mismatch"] = back["iss"] != self.issuer
         return _Answer(302, None, {"location": _with_query(redirect, back)}), details
 
     def _authorize_error(self, params: Mapping[str, str]) -> tuple[str, str] | None:

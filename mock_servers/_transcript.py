@@ -37,7 +37,8 @@ microseconds) and `kind`; the other members depend on the kind (docs/transcripts
                    secret), bearer_header, issued_token, token_in_query,
                    issued_token_in_query, client_auth, issued, metadata,
                    metadata_document(_error), reason, resource_metadata (the URL a
-                   401 or 403 named), required_scope (the scope a 403 asks for), resource, mcp_url, issuer (a resource-metadata
+                   401 or 403 named), required_scope (the scope a 403 asks for), code,
+                   iss and iss_mismatch (an authorization response), resource, mcp_url, issuer (a resource-metadata
                    answer: the resource it names, the endpoint's URL, the authorization
                    server), issuer and code_challenge_methods_supported (a
                    server-metadata answer): one per request a script's `auth` section handled

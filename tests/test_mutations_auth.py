@@ -23,6 +23,7 @@ DISCOVERY_06 = ("auth-discovery", "2025-06-18", "http")
 UNADVERTISED = ("auth-pkce-unadvertised", "2025-11-25", "http")
 STEP_UP = ("auth-step-up", "2025-11-25", "http")
 ENDLESS = ("auth-step-up-endless", "2025-11-25", "http")
+ISS = ("auth-iss-wrong", "2026-07-28", "http")
 
 
 class _NoPkceSession(OAuthSession):
@@ -105,6 +106,11 @@ class _StepUpForeverTransport(HttpTransport):
     max_challenges = 20
 
 
+class _IgnoresIssSession(OAuthSession):
+    def iss_ok(self, back: Mapping[str, str]) -> bool:
+        return True
+
+
 def _with_session(session: type[OAuthSession]) -> type[HttpTransport]:
     return type(f"_{session.__name__}Transport", (HttpTransport,), {"auth_session": session})
 
@@ -131,6 +137,10 @@ class NoStepUp(ReferenceClient):
 
 class StepUpForever(ReferenceClient):
     _http_transport = _StepUpForeverTransport
+
+
+class IgnoresIss(ReferenceClient):
+    _http_transport = _with_session(_IgnoresIssSession)
 
 
 class NoPkce(ReferenceClient):
@@ -164,6 +174,7 @@ CASES = {
         IgnoresChallengeMetadata, RUN, {"auth.prm-discovery-order": "FAIL"}
     ),
     "auth-openid-first": Case(OpenIdFirst, DISCOVERY, {"auth.as-metadata-order": "FAIL"}),
+    "auth-ignores-iss": Case(IgnoresIss, ISS, {"auth.iss-validated": "FAIL"}),
     "auth-no-step-up": Case(NoStepUp, STEP_UP, {"auth.step-up": "WARN"}),
     "auth-step-up-forever": Case(StepUpForever, ENDLESS, {"auth.step-up-bounded": "WARN"}),
     "auth-ignores-pkce-advertisement": Case(
@@ -179,7 +190,7 @@ def test_mutant_fails_exactly_its_checks(name: str) -> None:
 
 @pytest.mark.parametrize(
     "run",
-    [RUN, RUN_06, DISCOVERY, DISCOVERY_06, UNADVERTISED, STEP_UP, ENDLESS],
+    [RUN, RUN_06, DISCOVERY, DISCOVERY_06, UNADVERTISED, STEP_UP, ENDLESS, ISS],
     ids=lambda r: f"{r[0]}-{r[1]}",
 )
 def test_reference_client_passes_the_auth_runs(run: tuple[str, str, str]) -> None:

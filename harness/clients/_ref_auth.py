@@ -258,6 +258,11 @@ class OAuthSession:
         }
         await self._token(form)
 
+    def iss_ok(self, back: Mapping[str, str]) -> bool:
+        """RFC 9207: an iss, when sent or advertised, is the issuer's."""
+        advertised = self._meta.get("authorization_response_iss_parameter_supported")
+        return not ("iss" in back or advertised) or back.get("iss") == self._meta.get("issuer")
+
     def pkce_advertised(self) -> bool:
         """S256 in code_challenge_methods_supported: without it, no flow at all."""
         methods = self._meta.get("code_challenge_methods_supported")
@@ -276,11 +281,12 @@ class OAuthSession:
         back = {k: v[0] for k, v in parse_qs(urlsplit(location).query).items()}
         if back.get("state") != state:
             raise _refuse("the authorization response's state is not ours")
-        issuer = self._meta.get("issuer")
-        advertised = self._meta.get("authorization_response_iss_parameter_supported")
-        if ("iss" in back or advertised) and back.get("iss") != issuer:
+        if not self.iss_ok(back):
             # RFC 9207 §2.4: a wrong or missing iss, and the code is never redeemed.
-            raise _refuse(f"the authorization response's iss {back.get('iss')!r} is not {issuer!r}")
+            raise _refuse(
+                f"the authorization response's iss {back.get('iss')!r} is not "
+                f"{self._meta.get('issuer')!r}"
+            )
         if "error" in back:
             raise _refuse(f"{back['error']}: {back.get('error_description', '')}")
         if "code" not in back:

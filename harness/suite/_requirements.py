@@ -245,6 +245,9 @@ REQUIREMENTS: dict[str, Requirement] = {
             FROM_2025_11,
         ),
         Requirement(
+            "AUTH-iss", "the iss of the authorization response checked (RFC 9207)", STATELESS
+        ),
+        Requirement(
             "AUTH-bearer",
             "the token in the Authorization header of every request, never in the query",
             FROM_2025_03,

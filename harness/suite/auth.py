@@ -400,6 +400,38 @@ def step_up_bounded(run: ScenarioRun) -> Verdict:
     return passed(f"the client gave up after {len(refused)} 403 answer(s)", refused)
 
 
+def _wrong_iss(run: ScenarioRun) -> list[Mapping[str, Any]]:
+    """Authorization responses whose iss is not the authorization server's."""
+    return [e for e in _authorization_requests(run) if e.get("iss_mismatch") and e.get("code")]
+
+
+@check(
+    "auth.iss-validated",
+    requirements=["AUTH-iss"],
+    level="MUST",
+    spec=f"{_SPEC}#authorization-code-protection",
+    description="An authorization response whose iss is not the authorization server's "
+    "issuer (RFC 9207) is refused: its code is never redeemed",
+    revisions=("2026-07-28",),
+    transports=["http"],
+    trigger=trigger("the authorization response carried a wrong iss", _wrong_iss),
+)
+def iss_validated(run: ScenarioRun) -> Verdict:
+    wrong = _wrong_iss(run)
+    codes = {e["code"] for e in wrong}
+    redeemed = [e for e in _token_requests(run) if (e.get("params") or {}).get("code") in codes]
+    if redeemed:
+        return fail(
+            f"the client redeemed a code whose authorization response named issuer "
+            f"{wrong[0].get('iss')!r}",
+            [wrong[0], *redeemed],
+        )
+    unreported = hung_or_crashed(run.operation("connect"))
+    if unreported is not None:
+        return unreported
+    return passed("the client did not redeem the code of the wrong issuer", wrong)
+
+
 async def connect_and_call(session: Session) -> None:
     if (await session.connect()).ok:
         await session.call("call_tool", "write", {})
@@ -437,6 +469,16 @@ SCENARIOS = [
         drive=connect_and_call,
         description="an authorization server whose metadata has no "
         "code_challenge_methods_supported: a client must not start a flow",
+        requires=frozenset({"auth"}),
+        connect_may_fail=True,
+    ),
+    Scenario(
+        "auth-iss-wrong",
+        "auth/iss-wrong.json",
+        checks=("auth.iss-validated",),
+        drive=connect_and_call,
+        description="the authorization response names another issuer in iss (RFC 9207): "
+        "a client must not redeem its code",
         requires=frozenset({"auth"}),
         connect_may_fail=True,
     ),

@@ -24,6 +24,8 @@ UNADVERTISED = ("auth-pkce-unadvertised", "2025-11-25", "http")
 STEP_UP = ("auth-step-up", "2025-11-25", "http")
 ENDLESS = ("auth-step-up-endless", "2025-11-25", "http")
 ISS = ("auth-iss-wrong", "2026-07-28", "http")
+MISMATCH = ("auth-resource-mismatch", "2025-11-25", "http")
+MISMATCH_06 = ("auth-resource-mismatch", "2025-06-18", "http")
 
 
 class _NoPkceSession(OAuthSession):
@@ -111,6 +113,11 @@ class _IgnoresIssSession(OAuthSession):
         return True
 
 
+class _AcceptsAnyResourceSession(OAuthSession):
+    def resource_ok(self, resource: str) -> bool:
+        return True
+
+
 def _with_session(session: type[OAuthSession]) -> type[HttpTransport]:
     return type(f"_{session.__name__}Transport", (HttpTransport,), {"auth_session": session})
 
@@ -141,6 +148,10 @@ class StepUpForever(ReferenceClient):
 
 class IgnoresIss(ReferenceClient):
     _http_transport = _with_session(_IgnoresIssSession)
+
+
+class AcceptsAnyResource(ReferenceClient):
+    _http_transport = _with_session(_AcceptsAnyResourceSession)
 
 
 class NoPkce(ReferenceClient):
@@ -174,6 +185,9 @@ CASES = {
         IgnoresChallengeMetadata, RUN, {"auth.prm-discovery-order": "FAIL"}
     ),
     "auth-openid-first": Case(OpenIdFirst, DISCOVERY, {"auth.as-metadata-order": "FAIL"}),
+    "auth-accepts-any-resource": Case(
+        AcceptsAnyResource, MISMATCH, {"auth.resource-mismatch-refused": "FAIL"}
+    ),
     "auth-ignores-iss": Case(IgnoresIss, ISS, {"auth.iss-validated": "FAIL"}),
     "auth-no-step-up": Case(NoStepUp, STEP_UP, {"auth.step-up": "WARN"}),
     "auth-step-up-forever": Case(StepUpForever, ENDLESS, {"auth.step-up-bounded": "WARN"}),
@@ -190,7 +204,18 @@ def test_mutant_fails_exactly_its_checks(name: str) -> None:
 
 @pytest.mark.parametrize(
     "run",
-    [RUN, RUN_06, DISCOVERY, DISCOVERY_06, UNADVERTISED, STEP_UP, ENDLESS, ISS],
+    [
+        RUN,
+        RUN_06,
+        DISCOVERY,
+        DISCOVERY_06,
+        UNADVERTISED,
+        STEP_UP,
+        ENDLESS,
+        ISS,
+        MISMATCH,
+        MISMATCH_06,
+    ],
     ids=lambda r: f"{r[0]}-{r[1]}",
 )
 def test_reference_client_passes_the_auth_runs(run: tuple[str, str, str]) -> None:

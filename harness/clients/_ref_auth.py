@@ -210,7 +210,7 @@ class OAuthSession:
             self._resource = None
             return
         resource = prm.get("resource")
-        if not isinstance(resource, str) or _canonical(resource) != _canonical(self.server_url):
+        if not isinstance(resource, str) or not self.resource_ok(resource):
             raise _refuse(f"the resource metadata is for {resource!r}, not {self.server_url}")
         servers = prm.get("authorization_servers")
         if not isinstance(servers, list) or not servers or not isinstance(servers[0], str):
@@ -257,6 +257,10 @@ class OAuthSession:
             "code_verifier": verifier,
         }
         await self._token(form)
+
+    def resource_ok(self, resource: str) -> bool:
+        """RFC 9728 §3.3: the metadata is this server's (its resource is our URL)."""
+        return _canonical(resource) == _canonical(self.server_url)
 
     def iss_ok(self, back: Mapping[str, str]) -> bool:
         """RFC 9207: an iss, when sent or advertised, is the issuer's."""

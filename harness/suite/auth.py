@@ -400,6 +400,41 @@ def step_up_bounded(run: ScenarioRun) -> Verdict:
     return passed(f"the client gave up after {len(refused)} 403 answer(s)", refused)
 
 
+def _foreign_metadata(run: ScenarioRun) -> list[Mapping[str, Any]]:
+    """Resource metadata answers that name another resource than the MCP endpoint."""
+    return [
+        e
+        for e in _auth(run, endpoint="resource-metadata", status=200)
+        if e.get("mcp_url") and _canonical(str(e.get("resource"))) != _canonical(str(e["mcp_url"]))
+    ]
+
+
+@check(
+    "auth.resource-mismatch-refused",
+    requirements=["AUTH-401"],
+    level="MUST",
+    spec=f"{_SPEC}#protected-resource-metadata-discovery-requirements",
+    description="Protected resource metadata whose resource is not the MCP server's URL "
+    "(RFC 9728 §3.3) is refused: no authorization request follows",
+    revisions=_FROM_2025_06,
+    transports=["http"],
+    trigger=trigger("the client read metadata naming another resource", _foreign_metadata),
+)
+def resource_mismatch_refused(run: ScenarioRun) -> Verdict:
+    seen = _foreign_metadata(run)[0]
+    went_on = [e for e in _authorization_requests(run) if e["seq"] > seen["seq"]]
+    if went_on:
+        return fail(
+            f"the client went on with metadata for {seen.get('resource')!r} to an "
+            "authorization request",
+            [seen, *went_on],
+        )
+    unreported = hung_or_crashed(run.operation("connect"))
+    if unreported is not None:
+        return unreported
+    return passed("the client stopped at the metadata of another resource", [seen])
+
+
 def _wrong_iss(run: ScenarioRun) -> list[Mapping[str, Any]]:
     """Authorization responses whose iss is not the authorization server's."""
     return [e for e in _authorization_requests(run) if e.get("iss_mismatch") and e.get("code")]
@@ -469,6 +504,16 @@ SCENARIOS = [
         drive=connect_and_call,
         description="an authorization server whose metadata has no "
         "code_challenge_methods_supported: a client must not start a flow",
+        requires=frozenset({"auth"}),
+        connect_may_fail=True,
+    ),
+    Scenario(
+        "auth-resource-mismatch",
+        "auth/resource-mismatch.json",
+        checks=("auth.resource-mismatch-refused",),
+        drive=connect_and_call,
+        description="the protected resource metadata names another resource: a client "
+        "must not use it",
         requires=frozenset({"auth"}),
         connect_may_fail=True,
     ),

@@ -46,6 +46,7 @@ from harness.protocol import (
     encode,
     parse,
 )
+from mock_servers._auth_server import AuthMock
 from mock_servers._conformance import jsonrpc_in_text, minimal_result
 from mock_servers._engine import (
     UNSUPPORTED_PROTOCOL_VERSION,
@@ -159,6 +160,12 @@ class HttpMock:
             script=script.name, revision=served, transport=transport
         )
         self.engine = Engine(script, served, transport, self.transcript)
+        # The authorization server and protected resource, when the script has `auth`.
+        self.auth = (
+            None
+            if script.auth is None
+            else AuthMock(script.auth, self.transcript, script.http.path)
+        )
         self.sessions: dict[str, str] = {}
         self.messages_path = script.http.path.rstrip("/") + "/messages"
         # Only Streamable HTTP before 2026-07-28 resumes streams, so only it numbers events.
@@ -316,6 +323,8 @@ class HttpMock:
             text = f"Forbidden: Origin {ex.headers.get('origin', '')!r} is not allowed"
             await self._refuse(ex, 403, "origin", text, error=_error(None, SERVER_ERROR, text))
             return
+        if self.auth is not None and await self._auth_gate(ex):
+            return
         if self.transport == "sse-legacy":
             await self._route_legacy(ex)
             return
@@ -329,6 +338,33 @@ class HttpMock:
             await self._delete(ex)
         else:
             await self._not_allowed(ex)
+
+    async def _auth_gate(self, ex: Exchange) -> bool:
+        """Authorization first: its metadata and endpoints, then the bearer check of the
+        MCP endpoint. True when `ex` was answered here."""
+        assert self.auth is not None
+        if await self.auth.serve(ex):
+            return True
+        if ex.path != self.settings.path:
+            return False
+        called = [
+            str(m.params.get("name"))
+            for m in _body_messages(ex.body)
+            if isinstance(m, Request) and m.method == "tools/call" and isinstance(m.params, dict)
+        ]
+        challenge = self.auth.check(ex, called)
+        if challenge is None:
+            return False
+        await self._refuse(
+            ex,
+            challenge.status,
+            challenge.rule,
+            challenge.reason,
+            scripted=True,
+            text=challenge.reason,
+            headers=challenge.headers,
+        )
+        return True
 
     def _origin_ok(self, ex: Exchange) -> bool:
         origin = ex.headers.get("origin")

@@ -99,6 +99,17 @@ def _bind(host: str, port: int) -> socket.socket:
     return sock
 
 
+def _bind_auth(mock: HttpMock, host: str, url: str) -> socket.socket | None:
+    """The authorization server's own socket (a free port on the same host), when the
+    script has one; tells the mock both URLs either way."""
+    if mock.auth is None:
+        return None
+    sock = _bind(host, 0) if mock.auth.settings.own_origin else None
+    origin = "" if sock is None else _url(sock, "")
+    mock.auth.bind(url, origin)
+    return sock
+
+
 def _url(sock: socket.socket, path: str) -> str:
     host, port = sock.getsockname()[:2]
     shown = f"[{host}]" if ":" in host else host
@@ -219,6 +230,7 @@ class _Runner:
         self.timeout = timeout
         self.url = ""
         self._sock: socket.socket | None = None
+        self._auth_sock: socket.socket | None = None
         self._server: _Uvicorn | None = None
 
     @property
@@ -226,20 +238,29 @@ class _Runner:
         """The URL without the endpoint path."""
         return self.url[: len(self.url) - len(self.mock.settings.path)]
 
-    def _listen(self, on_started: Callable[[], None]) -> tuple[_Uvicorn, socket.socket]:
+    @property
+    def auth_url(self) -> str:
+        """The authorization server's issuer ("" when the script has no `auth`)."""
+        return "" if self.mock.auth is None else self.mock.auth.issuer
+
+    def _listen(self, on_started: Callable[[], None]) -> tuple[_Uvicorn, list[socket.socket]]:
         if self._server is not None:
             raise RuntimeError(f"this {type(self).__name__} was already started")
         sock = self._sock = _bind(self.host, self.port)
         self.port = sock.getsockname()[1]
         self.url = _url(sock, self.mock.settings.path)
+        # One uvicorn, one loop, both ports: the authorization server shares the run's
+        # state and transcript without locks.
+        self._auth_sock = _bind_auth(self.mock, self.host, self.url)
         self._server = _Uvicorn(self.app, on_started)
-        return self._server, sock
+        return self._server, [s for s in (sock, self._auth_sock) if s is not None]
 
     def _release(self) -> None:
         """After uvicorn stopped: close the socket, record unconsumed steps, close the file."""
-        if self._sock is not None:
-            self._sock.close()
-            self._sock = None
+        for sock in (self._sock, self._auth_sock):
+            if sock is not None:
+                sock.close()
+        self._sock = self._auth_sock = None
         self.mock.finish()
         if self._owns_transcript:
             self.transcript.close()
@@ -263,11 +284,11 @@ class HttpMockServer(_Runner):
 
     def start(self) -> HttpMockServer:
         ready = threading.Event()
-        server, sock = self._listen(ready.set)
+        server, socks = self._listen(ready.set)
 
         def run() -> None:
             try:
-                asyncio.run(server.serve(sockets=[sock]))
+                asyncio.run(server.serve(sockets=socks))
             except BaseException as exc:  # reported by start()
                 self._error = exc
             finally:
@@ -319,8 +340,8 @@ class AsyncHttpMockServer(_Runner):
 
     async def __aenter__(self) -> AsyncHttpMockServer:
         started = asyncio.Event()
-        server, sock = self._listen(started.set)
-        task = self._task = asyncio.get_running_loop().create_task(server.serve(sockets=[sock]))
+        server, socks = self._listen(started.set)
+        task = self._task = asyncio.get_running_loop().create_task(server.serve(sockets=socks))
         try:
             with anyio.fail_after(self.timeout):
                 waiter = asyncio.ensure_future(started.wait())
@@ -374,22 +395,29 @@ def serve_http(
     check_loopback(host, allow_remote=allow_remote)
     app, owned = _prepare(script, revision, transport, None, transcript_path, answer_timeout)
     mock = mock_of(app)
+    socks: list[socket.socket] = []
     try:
-        sock = _bind(host, port)
+        socks.append(_bind(host, port))
+        url = _url(socks[0], mock.settings.path)
+        auth_sock = _bind_auth(mock, host, url)
+        if auth_sock is not None:
+            socks.append(auth_sock)
     except BaseException:
+        for sock in socks:
+            sock.close()
         if owned:
             mock.transcript.close()
         raise
-    url = _url(sock, mock.settings.path)
 
     def started() -> None:
         if ready is not None:
             ready(url)
 
     try:
-        asyncio.run(_Uvicorn(app, started).serve(sockets=[sock]))
+        asyncio.run(_Uvicorn(app, started).serve(sockets=socks))
     finally:
-        sock.close()
+        for sock in socks:
+            sock.close()
         mock.finish()
         if owned:
             mock.transcript.close()
@@ -419,6 +447,13 @@ def serve_dev(
     revision of the script runs over `transport`.
     """
     check_loopback(host, allow_remote=allow_remote)
+    if script.auth is not None:
+        # A fresh run per session would forget the clients and tokens the flow needs.
+        raise ValueError(
+            f"{script.source}: `serve` does not run a script with an `auth` section yet "
+            "(it starts every session afresh, and authorization spans sessions); from "
+            "Python, serve it with mock_servers.http.HttpMockServer or serve_http"
+        )
     transcript = (
         None
         if transcript_path is None

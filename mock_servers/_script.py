@@ -23,6 +23,7 @@ from typing import Any, Literal
 import jsonschema
 
 from harness.protocol import HANDSHAKE_REVISIONS, REVISIONS, is_stateless
+from mock_servers._auth_settings import AuthSettings, auth_settings
 from mock_servers._conformance import jsonrpc_in_text, split_mark
 from mock_servers._patterns import OPERATORS, is_operator, match
 from mock_servers._subscriptions import META_SUBSCRIPTION_ID
@@ -169,6 +170,7 @@ class Script:
     stdio: StdioSettings = field(default_factory=StdioSettings)
     defaults: Mapping[str, bool] = field(default_factory=dict)
     raw: Mapping[str, Any] = field(default_factory=dict)
+    auth: AuthSettings | None = None
 
     def default_enabled(self, name: str) -> bool:
         return self.defaults.get(name, True)
@@ -239,6 +241,7 @@ def parse_script(data: Any, *, source: str = "<script>") -> Script:
         stdio=StdioSettings(**data.get("stdio", {})),
         defaults=data.get("defaults", {}),
         raw=data,
+        auth=auth_settings(data["auth"]) if "auth" in data else None,
     )
     problems = _check_semantics(script)
     try:
@@ -604,6 +607,7 @@ def _check_settings(script: Script) -> list[Problem]:
                 'remove them, or add "stdio" to transports',
             )
         )
+    problems += _check_auth(script)
     server = raw.get("server", {})
     if "protocol_version" in server and stateless_only:
         problems.append(
@@ -622,6 +626,50 @@ def _check_settings(script: Script) -> list[Problem]:
                 'remove it, or add "2026-07-28" to revisions (before it: server.protocol_version)',
             )
         )
+    return problems
+
+
+def _check_auth(script: Script) -> list[Problem]:
+    """An `auth` section protects a Streamable HTTP endpoint, which 2025-03-26 introduced."""
+    if script.auth is None:
+        return []
+    problems: list[Problem] = []
+    if set(script.transports) != {"http"}:
+        problems.append(
+            Problem(
+                "/auth",
+                "authorization protects a Streamable HTTP endpoint, and the script also runs "
+                f"over {', '.join(t for t in script.transports if t != 'http')}",
+                'set "transports": ["http"]',
+            )
+        )
+    if "2024-11-05" in script.revisions:
+        problems.append(
+            Problem(
+                "/auth",
+                "2024-11-05 has no authorization (it came with 2025-03-26)",
+                'remove "2024-11-05" from revisions',
+            )
+        )
+    methods = script.auth.token_endpoint_auth_methods
+    for index, client in enumerate(script.auth.clients):
+        if client.token_endpoint_auth_method not in methods:
+            problems.append(
+                Problem(
+                    f"/auth/clients/{index}/token_endpoint_auth_method",
+                    f"{client.token_endpoint_auth_method} is not among the server's "
+                    f"token_endpoint_auth_methods ({', '.join(methods)})",
+                    "use one of them, or add it there",
+                )
+            )
+        if (client.client_secret is None) != (client.token_endpoint_auth_method == "none"):
+            problems.append(
+                Problem(
+                    f"/auth/clients/{index}",
+                    "a client has a secret exactly when its token_endpoint_auth_method is not none",
+                    "give it a client_secret, or set token_endpoint_auth_method to none",
+                )
+            )
     return problems
 
 

@@ -37,6 +37,19 @@ microseconds) and `kind`; the other members depend on the kind (docs/transcripts
     mock_error     where, revision, pointer, reason, message: the send gate refused a
                    message the mock was about to send (invalid for its revision, and not
                    marked as a deliberate violation); nothing was sent, and the run ends
+    auth           request, server (resource|authorization), endpoint (mcp,
+                   resource-metadata, server-metadata, authorize, token, register, jwks,
+                   well-known, unknown), method, path, status, outcome ("ok" or the OAuth
+                   error), query, params (authorize and token parameters, never a client
+                   secret), bearer_header, issued_token, token_in_query,
+                   issued_token_in_query, client_auth, issued, metadata,
+                   metadata_document(_error), reason, resource_metadata (the URL a
+                   401 or 403 named), required_scope (the scope a 403 asks for), code,
+                   iss and iss_mismatch (an authorization response), resource, mcp_url, issuer (a resource-metadata
+                   answer: the resource it names, the endpoint's URL, the authorization
+                   server), issuer and code_challenge_methods_supported (a
+                   server-metadata answer): one per request a script's `auth` section handled
+                   (mock_servers/_auth_server.py)
 
 A refusal is recorded for every HTTP request the mock refuses with a 4xx of its own, on
 any method or path; a scripted reply with a 4xx status is an answer, not a refusal.
@@ -77,6 +90,10 @@ false when the client broke a transport rule. The rules:
     unsupported-version-2026  400 (-32022): a 2026-07-28 _meta protocol version the
                               script does not serve
     engine-error       any other 4xx answer of the engine's own (none today)
+    unauthorized       401 (always scripted): the script's `auth` wants a bearer token the
+                       request lacks, or one that is unknown, expired or for another
+                       resource; the `auth` entry of the request says which
+    insufficient-scope 403 (always scripted): a step-up (`auth.step_up`)
 
 The last four are the engine's own answers: the message went through the engine (no
 `refused` member) and its answer is recorded as usual.

@@ -32,6 +32,7 @@ from harness._catalogue import CATALOGUE
 from harness._report import format_evidence
 from harness.protocol import HANDSHAKE_REVISIONS
 from harness.suite import SCENARIOS
+from harness.suite.auth import SCENARIOS as AUTH_SCENARIOS
 
 pytest_plugins = ["pytester"]
 pytestmark = pytest.mark.e2e
@@ -146,6 +147,15 @@ URL_MODE_DECLARED = (Pin("SKIP", "features.elicitation-undeclared-mode", ("2025-
 NO_SAMPLING_TOOLS = (Pin("SKIP", "features.sampling-tool-history-checked", ("2025-11-25",)),)
 
 
+# A1: the client contract has no authorization option yet, so no real client declares
+# "auth": every item of the authorization scenarios is a SKIP (docs/findings.md,
+# "Authorization").
+NO_AUTH_DECLARED = tuple(
+    Pin("SKIP", ANY, ("2025-06-18", "2025-11-25", "2026-07-28"), ("http",), scenario=s.id)
+    for s in AUTH_SCENARIOS
+)
+
+
 # -- verdicts that are not judged (docs/findings.md, "Verdicts re-derived after the verdict
 # rules of issue 9"): each was a vacuous PASS before --------------------------------------------
 
@@ -193,6 +203,7 @@ MCP_AUTO = (
     *URL_MODE_DECLARED,
     *NO_SAMPLING_TOOLS,
     *NO_SET_LEVEL,
+    *NO_AUTH_DECLARED,
 )
 
 # fastmcp (built on the mcp SDK) gets the same verdicts; on its SSE transport it treats
@@ -214,6 +225,7 @@ TYPESCRIPT_SDK = (
     *NO_SET_LEVEL,
     *NO_ERA_PROBE,
     *R3,
+    *NO_AUTH_DECLARED,
     Pin("SKIP", ANY, MODERN),
 )
 

@@ -17,6 +17,7 @@ import anyio
 import httpx
 
 from harness.clients._contract import ClientError
+from harness.clients._ref_auth import MAX_CHALLENGES, OAuthSession
 from harness.clients._ref_base import (
     BackgroundTasks,
     SessionExpiredError,
@@ -53,6 +54,9 @@ async def close_response(response: httpx.Response) -> None:
 
 
 class HttpTransport:
+    auth_session: type[OAuthSession] = OAuthSession
+    max_challenges = MAX_CHALLENGES
+
     def __init__(
         self,
         client: httpx.AsyncClient,
@@ -73,11 +77,17 @@ class HttpTransport:
         """The negotiated revision, sent on every request after initialize (HT-11)."""
         self._streams: dict[RequestId, anyio.CancelScope] = {}
         self._listener: anyio.CancelScope | None = None
+        self.auth = self.auth_session(client, url)
+        """Answers the server's 401/403 challenges; its token goes on every request."""
+
+    def post_url(self) -> str:
+        """Where messages are POSTed: the endpoint (tests break this on purpose)."""
+        return self._url
 
     def _request_headers(
         self, accept: str, extra: Mapping[str, str] | None = None
     ) -> dict[str, str]:
-        headers = {**self._headers, "Accept": accept}
+        headers = {**self._headers, **self.auth.headers(), "Accept": accept}
         if self.session_id is not None:
             headers["Mcp-Session-Id"] = self.session_id  # HT-8
         if self.protocol_version is not None:
@@ -90,16 +100,24 @@ class HttpTransport:
         request_id = message.get("id") if "method" in message else None
         method = message.get("method", "response")
         with_session = self.session_id is not None
-        post = self._client.build_request(
-            "POST",
-            self._url,
-            content=encode(message).encode("utf-8"),
-            headers={
-                **self._request_headers(ACCEPT_BOTH, headers),
-                "Content-Type": "application/json",
-            },
-        )
-        response: httpx.Response | None = await open_response(self._client, post)
+        response: httpx.Response | None = None
+        for attempt in range(self.max_challenges + 1):
+            post = self._client.build_request(
+                "POST",
+                self.post_url(),
+                content=encode(message).encode("utf-8"),
+                headers={
+                    **self._request_headers(ACCEPT_BOTH, headers),
+                    "Content-Type": "application/json",
+                },
+            )
+            response = await open_response(self._client, post)
+            if response.status_code not in (401, 403) or attempt == self.max_challenges:
+                break  # the last challenge is the caller's error (below)
+            # Authorization: answer the challenge, then send the message again.
+            challenge = response.headers.get("www-authenticate", "")
+            await close_response(response)
+            await self.auth.on_challenge(response.status_code, challenge)
         assert response is not None
         try:
             if response.status_code == 404 and with_session:

@@ -202,7 +202,8 @@ class ReferenceClient:
 
     @property
     def supports(self) -> frozenset[str]:
-        return FEATURES | frozenset(REVISIONS)
+        # "auth": OAuth 2.1 over HTTP (_ref_auth.py); not in the contract's FEATURES yet.
+        return FEATURES | {"auth"} | frozenset(REVISIONS)
 
     # Connecting ---------------------------------------------------------------------
 

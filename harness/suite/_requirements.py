@@ -217,5 +217,40 @@ REQUIREMENTS: dict[str, Requirement] = {
             "subscriptions/listen or that reports which subscription a notification was matched "
             "to, so a mock can neither make a client listen nor see its demultiplexing",
         ),
+        # Authorization: the requirements judged so far (the others come with their checks).
+        Requirement(
+            "AUTH-401",
+            "after a 401: the resource metadata the challenge names, else path then root",
+            FROM_2025_06,
+        ),
+        Requirement(
+            "AUTH-AS",
+            "authorization server metadata: OAuth then OpenID, path inserted then appended",
+            FROM_2025_11,
+        ),
+        Requirement(
+            "AUTH-PKCE",
+            "PKCE with S256; no flow with a server that does not advertise it (the refusal "
+            "judged from 2025-11-25, where MCP makes it explicit)",
+            FROM_2025_03,
+        ),
+        Requirement(
+            "AUTH-resource",
+            "resource parameter (RFC 8707) on authorization and token requests",
+            FROM_2025_06,
+        ),
+        Requirement(
+            "AUTH-step-up",
+            "on 403 insufficient_scope: authorize again with that scope, with bounded retries",
+            FROM_2025_11,
+        ),
+        Requirement(
+            "AUTH-iss", "the iss of the authorization response checked (RFC 9207)", STATELESS
+        ),
+        Requirement(
+            "AUTH-bearer",
+            "the token in the Authorization header of every request, never in the query",
+            FROM_2025_03,
+        ),
     )
 }

@@ -1,0 +1,548 @@
+"""Authorization (MCP basic/authorization): the OAuth 2.1 flow of a client.
+
+The mock protects its MCP endpoint and runs an authorization server (script section
+`auth`, docs/scripts.md); every request either handles is an `auth` transcript entry.
+Each check is triggered by the step it judges having happened (the client sent an
+authorization request, the client obtained a token): a client that never got there is
+N/A or BLOCKED by what stopped it, never a pass. The checks judge what the client sent
+before a failure of its own connect, so they are independent of `client.connect`: a
+client refused for leaving out PKCE fails the PKCE check, not "connect".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from harness._catalogue import check
+from harness._run import Scenario, ScenarioRun, Session
+from harness._triggers import trigger
+from harness._verdicts import Verdict, fail, passed, warn
+from harness.suite._evidence import hung_or_crashed, missing
+
+__all__ = ["SCENARIOS"]
+
+_FROM_2025_03 = ("2025-03-26", "2025-06-18", "2025-11-25")
+_FROM_2025_06 = ("2025-06-18", "2025-11-25")
+_FROM_2025_11 = ("2025-11-25",)
+_SPEC = "basic/authorization"
+_PRM = "/.well-known/oauth-protected-resource"
+
+
+def _auth(run: ScenarioRun, **match: Any) -> list[dict[str, Any]]:
+    return [e for e in run.of_kind("auth") if all(e.get(k) == v for k, v in match.items())]
+
+
+def _authorization_requests(run: ScenarioRun) -> list[Mapping[str, Any]]:
+    return list(_auth(run, endpoint="authorize"))
+
+
+def _token_requests(run: ScenarioRun) -> list[dict[str, Any]]:
+    return _auth(run, endpoint="token")
+
+
+def _issued(run: ScenarioRun) -> list[Mapping[str, Any]]:
+    """The token requests the mock answered with an access token."""
+    return [e for e in _token_requests(run) if e.get("issued")]
+
+
+def _canonical(url: str) -> str:
+    parts = urlsplit(url)
+    path = parts.path.rstrip("/") if parts.path != "/" else ""
+    return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), path, parts.query, ""))
+
+
+@check(
+    "auth.pkce-s256",
+    requirements=["AUTH-PKCE"],
+    level="MUST",
+    spec=f"{_SPEC}#authorization-code-protection",
+    description="Every authorization request carries a PKCE code_challenge with the S256 "
+    "method, and the code is redeemed with its code_verifier",
+    revisions=_FROM_2025_03,
+    transports=["http"],
+    trigger=trigger("the client sent an authorization request", _authorization_requests),
+    independent_of=["client.connect"],
+)
+def pkce_s256(run: ScenarioRun) -> Verdict:
+    requests = _authorization_requests(run)
+    for request in requests:
+        params: Mapping[str, Any] = request.get("params") or {}
+        method = params.get("code_challenge_method")
+        if not params.get("code_challenge"):
+            return fail("an authorization request carries no code_challenge (PKCE)", [request])
+        if method != "S256":
+            shown = "no code_challenge_method (plain)" if method is None else repr(method)
+            return fail(f"an authorization request uses {shown}, not S256", [request])
+    redeemed = [
+        e
+        for e in _token_requests(run)
+        if (e.get("params") or {}).get("grant_type") == "authorization_code"
+    ]
+    refused = [e for e in redeemed if e.get("outcome") == "invalid_grant"]
+    if refused:
+        return fail("the token endpoint refused the code: the code_verifier did not match", refused)
+    return passed(f"{len(requests)} authorization request(s) with an S256 code_challenge", requests)
+
+
+@check(
+    "auth.resource-parameter",
+    requirements=["AUTH-resource"],
+    level="MUST",
+    spec=f"{_SPEC}#resource-parameter-implementation",
+    description="Authorization and token requests carry `resource` (RFC 8707): the MCP "
+    "server's canonical URI, as its protected resource metadata names it",
+    revisions=_FROM_2025_06,
+    transports=["http"],
+    trigger=trigger("the client sent an authorization request", _authorization_requests),
+    independent_of=["client.connect"],
+)
+def resource_parameter(run: ScenarioRun) -> Verdict:
+    metadata = _auth(run, endpoint="resource-metadata", outcome="ok")
+    if not metadata:
+        return missing(run, "the client fetching the protected resource metadata")
+    wanted = _canonical(str(metadata[0].get("resource", "")))
+    requests = [*_authorization_requests(run), *_token_requests(run)]
+    for request in requests:
+        resource = (request.get("params") or {}).get("resource")
+        what = f"the {request['endpoint']} request"
+        if resource is None:
+            return fail(f"{what} carries no resource parameter", [metadata[0], request])
+        if _canonical(str(resource)) != wanted:
+            return fail(
+                f"{what} names resource {resource!r}, not {wanted!r}", [metadata[0], request]
+            )
+    return passed(f"every authorization and token request names {wanted}", [*metadata, *requests])
+
+
+@check(
+    "auth.bearer-header-only",
+    requirements=["AUTH-bearer"],
+    level="MUST",
+    spec=f"{_SPEC}#token-requirements",
+    description="Once it has a token, the client sends it in the Authorization header of "
+    "every request to the MCP server, never in the query string, and never to the "
+    "authorization server",
+    revisions=_FROM_2025_03,
+    transports=["http"],
+    trigger=trigger("the client obtained an access token", _issued),
+    independent_of=["client.connect"],
+)
+def bearer_header_only(run: ScenarioRun) -> Verdict:
+    first = _issued(run)[0]
+    after = [e for e in run.of_kind("auth") if e["seq"] > first["seq"]]
+    in_query = [e for e in run.of_kind("auth") if e.get("token_in_query")]
+    if in_query:
+        return fail("the client sent an access token in the query string", [first, *in_query])
+    leaked = [e for e in after if e.get("server") == "authorization" and e.get("issued_token")]
+    if leaked:
+        return fail("the client sent its access token to the authorization server", leaked)
+    mcp = [e for e in after if e.get("endpoint") == "mcp"]
+    bare = [e for e in mcp if not e.get("bearer_header")]
+    if bare:
+        return fail(
+            f"{len(bare)} request(s) to the MCP server after the token was issued carry no "
+            "Authorization header",
+            [first, *bare],
+        )
+    used = [e for e in mcp if e.get("issued_token")]
+    if not used:
+        return missing(run, "a request to the MCP server with the issued token")
+    return passed(
+        f"{len(mcp)} request(s) to the MCP server, each with the token in the Authorization header",
+        [first, *mcp],
+    )
+
+
+def _prm_fetches(run: ScenarioRun) -> list[Mapping[str, Any]]:
+    """The client's GETs for protected resource metadata (found or not)."""
+    return [
+        e
+        for e in run.of_kind("auth")
+        if e.get("server") == "resource"
+        and e.get("method") == "GET"
+        and (e.get("endpoint") == "resource-metadata" or str(e.get("path")).startswith(_PRM))
+    ]
+
+
+def _ordered(fetched: list[Mapping[str, Any]], expected: list[str]) -> Mapping[str, Any] | None:
+    """The first fetch out of the `expected` order (each path in turn, none skipped, up
+    to the first one found), or None when the fetches follow it."""
+    for position, entry in enumerate(fetched):
+        if position >= len(expected) or entry.get("path") != expected[position]:
+            return entry
+        if entry.get("status") == 200:
+            return None
+    return None
+
+
+@check(
+    "auth.prm-discovery-order",
+    requirements=["AUTH-401"],
+    level="MUST",
+    spec=f"{_SPEC}#protected-resource-metadata-discovery-requirements",
+    description="After a 401 the client fetches the protected resource metadata the "
+    "challenge names (resource_metadata); when it names none, the path-based well-known "
+    "URL first, then the root one",
+    revisions=_FROM_2025_06,
+    transports=["http"],
+    trigger=trigger("the client looked for protected resource metadata", _prm_fetches),
+    independent_of=["client.connect"],
+)
+def prm_discovery_order(run: ScenarioRun) -> Verdict:
+    fetches = _prm_fetches(run)
+    challenges = [e for e in _auth(run, endpoint="mcp", status=401) if e["seq"] < fetches[0]["seq"]]
+    if not challenges:
+        return missing(run, "a 401 from the MCP server before the metadata was looked for")
+    challenge = challenges[0]
+    named = challenge.get("resource_metadata")
+    if isinstance(named, str):
+        wanted = urlsplit(named).path
+        if fetches[0].get("path") != wanted:
+            return fail(
+                f"the 401 named the metadata at {named}, and the client fetched "
+                f"{fetches[0].get('path')} first",
+                [challenge, fetches[0]],
+            )
+        return passed(
+            f"the client fetched the metadata the 401 named ({named})", [challenge, fetches[0]]
+        )
+    path = urlsplit(str(_mcp_url(run) or "")).path.rstrip("/")
+    expected = ([f"{_PRM}{path}"] if path else []) + [_PRM]
+    wrong = _ordered(fetches, expected)
+    if wrong is not None:
+        return fail(
+            f"with no resource_metadata in the 401 the order is {' then '.join(expected)}; "
+            f"the client fetched {wrong.get('path')} out of that order",
+            [challenge, *fetches],
+        )
+    return passed(
+        f"the client looked in the order {' then '.join(expected)}", [challenge, *fetches]
+    )
+
+
+def _mcp_url(run: ScenarioRun) -> str | None:
+    """The MCP endpoint's URL, as the mock recorded it with its resource metadata (or
+    from the first MCP request's Host header)."""
+    for entry in _auth(run, endpoint="resource-metadata"):
+        if entry.get("mcp_url"):
+            return str(entry["mcp_url"])
+    for entry in run.of_kind("http_request"):
+        host = (entry.get("headers") or {}).get("host")
+        if host and any(
+            a.get("request") == entry.get("request") for a in _auth(run, endpoint="mcp")
+        ):
+            return f"http://{host}{entry.get('path')}"
+    return None
+
+
+def _as_fetches(run: ScenarioRun) -> list[Mapping[str, Any]]:
+    """The client's GETs for authorization server metadata on its own origin."""
+    return [
+        e
+        for e in run.of_kind("auth")
+        if e.get("server") == "authorization"
+        and e.get("method") == "GET"
+        and "/.well-known/" in str(e.get("path"))
+    ]
+
+
+def _issuer_paths(issuer: str) -> list[str]:
+    """Where MCP says to look for an issuer's metadata, in order (RFC 8414 §3.1 inserts
+    the well-known segment; OpenID Connect also appends it)."""
+    path = urlsplit(issuer).path.rstrip("/")
+    if not path:
+        return ["/.well-known/oauth-authorization-server", "/.well-known/openid-configuration"]
+    return [
+        f"/.well-known/oauth-authorization-server{path}",
+        f"/.well-known/openid-configuration{path}",
+        f"{path}/.well-known/openid-configuration",
+    ]
+
+
+@check(
+    "auth.as-metadata-order",
+    requirements=["AUTH-AS"],
+    level="MUST",
+    spec=f"{_SPEC}#authorization-server-metadata-discovery",
+    description="The client looks for the authorization server's metadata in the order "
+    "MCP gives: for an issuer with a path, OAuth with the path inserted, OpenID Connect "
+    "inserted, then appended; without a path, OAuth then OpenID Connect",
+    revisions=_FROM_2025_11,
+    transports=["http"],
+    trigger=trigger("the client looked for authorization server metadata", _as_fetches),
+    independent_of=["client.connect"],
+)
+def as_metadata_order(run: ScenarioRun) -> Verdict:
+    named = [e for e in _auth(run, endpoint="resource-metadata") if e.get("issuer")]
+    if not named:
+        return missing(run, "the resource metadata that names the authorization server")
+    issuer = str(named[0]["issuer"])
+    expected = _issuer_paths(issuer)
+    fetches = _as_fetches(run)
+    wrong = _ordered(fetches, expected)
+    if wrong is not None:
+        return fail(
+            f"for the issuer {issuer} the order is {' then '.join(expected)}; the client "
+            f"fetched {wrong.get('path')} out of that order",
+            [named[0], *fetches],
+        )
+    return passed(f"the client looked in the order {' then '.join(expected)}", [named[0], *fetches])
+
+
+def _unadvertised(run: ScenarioRun) -> list[Mapping[str, Any]]:
+    """Metadata answers without S256 in code_challenge_methods_supported."""
+    return [
+        e
+        for e in _auth(run, endpoint="server-metadata", status=200)
+        if "S256" not in (e.get("code_challenge_methods_supported") or [])
+    ]
+
+
+@check(
+    "auth.pkce-unadvertised-refused",
+    requirements=["AUTH-PKCE"],
+    level="MUST",
+    spec=f"{_SPEC}#authorization-code-protection",
+    description="A client that finds no S256 in the authorization server's "
+    "code_challenge_methods_supported (or no such member) refuses to go on: no "
+    "authorization request",
+    revisions=_FROM_2025_11,
+    transports=["http"],
+    trigger=trigger("the client read metadata that does not advertise PKCE S256", _unadvertised),
+)
+def pkce_unadvertised_refused(run: ScenarioRun) -> Verdict:
+    seen = _unadvertised(run)[0]
+    went_on = [e for e in _authorization_requests(run) if e["seq"] > seen["seq"]]
+    if went_on:
+        return fail(
+            "the client sent an authorization request to a server that does not advertise "
+            "PKCE S256",
+            [seen, *went_on],
+        )
+    unreported = hung_or_crashed(run.operation("connect"))
+    if unreported is not None:
+        return unreported
+    return passed("the client stopped after the metadata: no authorization request", [seen])
+
+
+def _step_ups(run: ScenarioRun) -> list[Mapping[str, Any]]:
+    """The MCP server's 403 insufficient_scope answers."""
+    return list(_auth(run, endpoint="mcp", outcome="insufficient_scope"))
+
+
+@check(
+    "auth.step-up",
+    requirements=["AUTH-step-up"],
+    level="SHOULD",
+    spec=f"{_SPEC}#step-up-authorization-flow",
+    description="After a 403 insufficient_scope the client authorizes again with the "
+    "scope the challenge names and retries the request with the new token",
+    revisions=_FROM_2025_11,
+    transports=["http"],
+    trigger=trigger("the MCP server answered 403 insufficient_scope", _step_ups),
+    independent_of=["client.connect"],
+)
+def step_up(run: ScenarioRun) -> Verdict:
+    refused = _step_ups(run)[0]
+    needed = set(str(refused.get("required_scope", "")).split())
+    again = [e for e in _authorization_requests(run) if e["seq"] > refused["seq"]]
+    if not again:
+        return warn("after the 403 the client did not authorize again", [refused])
+    scope = set(str((again[0].get("params") or {}).get("scope", "")).split())
+    if not needed <= scope:
+        return warn(
+            f"the new authorization request asks for {sorted(scope)}, not the scope the 403 "
+            f"named ({' '.join(sorted(needed))})",
+            [refused, again[0]],
+        )
+    retried = [
+        e
+        for e in _auth(run, endpoint="mcp", outcome="ok")
+        if e["seq"] > again[0]["seq"] and e.get("method") == "POST"
+    ]
+    if not retried:
+        return warn(
+            "the client did not send the request again with the new token", [refused, *again]
+        )
+    return passed(
+        "the client authorized again with the scope the 403 named and retried",
+        [refused, again[0], retried[0]],
+    )
+
+
+_RETRY_LIMIT = 3
+
+
+@check(
+    "auth.step-up-bounded",
+    requirements=["AUTH-step-up"],
+    level="SHOULD",
+    spec=f"{_SPEC}#step-up-authorization-flow",
+    description=f"A server that keeps answering 403 insufficient_scope gets at most "
+    f"{_RETRY_LIMIT} step-up attempts, not an endless loop",
+    revisions=_FROM_2025_11,
+    transports=["http"],
+    trigger=trigger("the MCP server answered 403 insufficient_scope", _step_ups),
+    independent_of=["client.connect"],
+)
+def step_up_bounded(run: ScenarioRun) -> Verdict:
+    refused = _step_ups(run)
+    if len(refused) > _RETRY_LIMIT:
+        return warn(
+            f"the client met {len(refused)} 403 insufficient_scope answers without giving up",
+            refused[: _RETRY_LIMIT + 1],
+        )
+    unreported = hung_or_crashed(run.operation("call_tool"))
+    if unreported is not None:
+        return unreported
+    return passed(f"the client gave up after {len(refused)} 403 answer(s)", refused)
+
+
+def _foreign_metadata(run: ScenarioRun) -> list[Mapping[str, Any]]:
+    """Resource metadata answers that name another resource than the MCP endpoint."""
+    return [
+        e
+        for e in _auth(run, endpoint="resource-metadata", status=200)
+        if e.get("mcp_url") and _canonical(str(e.get("resource"))) != _canonical(str(e["mcp_url"]))
+    ]
+
+
+@check(
+    "auth.resource-mismatch-refused",
+    requirements=["AUTH-401"],
+    level="MUST",
+    spec=f"{_SPEC}#protected-resource-metadata-discovery-requirements",
+    description="Protected resource metadata whose resource is not the MCP server's URL "
+    "(RFC 9728 §3.3) is refused: no authorization request follows",
+    revisions=_FROM_2025_06,
+    transports=["http"],
+    trigger=trigger("the client read metadata naming another resource", _foreign_metadata),
+)
+def resource_mismatch_refused(run: ScenarioRun) -> Verdict:
+    seen = _foreign_metadata(run)[0]
+    went_on = [e for e in _authorization_requests(run) if e["seq"] > seen["seq"]]
+    if went_on:
+        return fail(
+            f"the client went on with metadata for {seen.get('resource')!r} to an "
+            "authorization request",
+            [seen, *went_on],
+        )
+    unreported = hung_or_crashed(run.operation("connect"))
+    if unreported is not None:
+        return unreported
+    return passed("the client stopped at the metadata of another resource", [seen])
+
+
+def _wrong_iss(run: ScenarioRun) -> list[Mapping[str, Any]]:
+    """Authorization responses whose iss is not the authorization server's."""
+    return [e for e in _authorization_requests(run) if e.get("iss_mismatch") and e.get("code")]
+
+
+@check(
+    "auth.iss-validated",
+    requirements=["AUTH-iss"],
+    level="MUST",
+    spec=f"{_SPEC}#authorization-code-protection",
+    description="An authorization response whose iss is not the authorization server's "
+    "issuer (RFC 9207) is refused: its code is never redeemed",
+    revisions=("2026-07-28",),
+    transports=["http"],
+    trigger=trigger("the authorization response carried a wrong iss", _wrong_iss),
+)
+def iss_validated(run: ScenarioRun) -> Verdict:
+    wrong = _wrong_iss(run)
+    codes = {e["code"] for e in wrong}
+    redeemed = [e for e in _token_requests(run) if (e.get("params") or {}).get("code") in codes]
+    if redeemed:
+        return fail(
+            f"the client redeemed a code whose authorization response named issuer "
+            f"{wrong[0].get('iss')!r}",
+            [wrong[0], *redeemed],
+        )
+    unreported = hung_or_crashed(run.operation("connect"))
+    if unreported is not None:
+        return unreported
+    return passed("the client did not redeem the code of the wrong issuer", wrong)
+
+
+async def connect_and_call(session: Session) -> None:
+    if (await session.connect()).ok:
+        await session.call("call_tool", "write", {})
+
+
+SCENARIOS = [
+    Scenario(
+        "auth-code-flow",
+        "auth/code-flow.json",
+        checks=(
+            "auth.pkce-s256",
+            "auth.resource-parameter",
+            "auth.bearer-header-only",
+            "auth.prm-discovery-order",
+        ),
+        drive=connect_and_call,
+        description="the MCP endpoint behind OAuth 2.1 (resource metadata at a custom "
+        "location named in the 401, dynamic registration, an authorization endpoint that "
+        "approves at once); one call",
+        requires=frozenset({"auth"}),
+    ),
+    Scenario(
+        "auth-discovery",
+        "auth/discovery.json",
+        checks=("auth.prm-discovery-order", "auth.as-metadata-order"),
+        drive=connect_and_call,
+        description="a 401 that names no metadata, metadata at the root only; an issuer "
+        "with a path whose metadata is only at the OpenID appended location",
+        requires=frozenset({"auth"}),
+    ),
+    Scenario(
+        "auth-pkce-unadvertised",
+        "auth/pkce-unadvertised.json",
+        checks=("auth.pkce-unadvertised-refused",),
+        drive=connect_and_call,
+        description="an authorization server whose metadata has no "
+        "code_challenge_methods_supported: a client must not start a flow",
+        requires=frozenset({"auth"}),
+        connect_may_fail=True,
+    ),
+    Scenario(
+        "auth-resource-mismatch",
+        "auth/resource-mismatch.json",
+        checks=("auth.resource-mismatch-refused",),
+        drive=connect_and_call,
+        description="the protected resource metadata names another resource: a client "
+        "must not use it",
+        requires=frozenset({"auth"}),
+        connect_may_fail=True,
+    ),
+    Scenario(
+        "auth-iss-wrong",
+        "auth/iss-wrong.json",
+        checks=("auth.iss-validated",),
+        drive=connect_and_call,
+        description="the authorization response names another issuer in iss (RFC 9207): "
+        "a client must not redeem its code",
+        requires=frozenset({"auth"}),
+        connect_may_fail=True,
+    ),
+    Scenario(
+        "auth-step-up",
+        "auth/step-up.json",
+        checks=("auth.step-up",),
+        drive=connect_and_call,
+        description="a token without the scope the write tool needs: 403 insufficient_scope "
+        "naming it, then the call succeeds with a token that has it",
+        requires=frozenset({"auth"}),
+    ),
+    Scenario(
+        "auth-step-up-endless",
+        "auth/step-up-endless.json",
+        checks=("auth.step-up-bounded",),
+        drive=connect_and_call,
+        description="every call of the write tool gets 403 insufficient_scope, whatever "
+        "the token: the client must stop retrying",
+        requires=frozenset({"auth"}),
+    ),
+]

@@ -1,0 +1,141 @@
+"""The `auth` section of a script: how the mock protects its MCP endpoint with OAuth 2.1.
+
+The section is checked by the script schema (`schemas/script-v1.schema.json`, `$defs/auth`)
+before it gets here, so this module only turns it into typed settings with the defaults
+of docs/scripts.md ("Authorization"). Every default is the conformant choice; each
+member that departs from it makes one variant a client must cope with (or refuse).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+__all__ = [
+    "AUTH_METHODS",
+    "METADATA_DOCUMENTS",
+    "PRM_LOCATIONS",
+    "AuthSettings",
+    "PreRegisteredClient",
+    "StepUp",
+    "auth_settings",
+]
+
+AUTH_METHODS = ("client_secret_basic", "client_secret_post", "none")
+# Where the authorization server's metadata is served, for an issuer with a path (a
+# tenant) "/t": RFC 8414 §3.1 inserts the well-known segment before the path; OpenID
+# Connect Discovery appends it (and MCP clients also try it inserted).
+METADATA_DOCUMENTS = ("oauth", "oidc-inserted", "oidc-appended")
+PRM_LOCATIONS = ("path", "root", "custom")
+
+IssMode = Literal["correct", "absent", "wrong"]
+RefreshMode = Literal["always", "offline_access", "never"]
+
+
+@dataclass(frozen=True)
+class PreRegisteredClient:
+    client_id: str
+    client_secret: str | None
+    token_endpoint_auth_method: str
+    redirect_uris: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class StepUp:
+    """A tools/call of one of `tools` needs `scope`: without it, 403 insufficient_scope.
+    `always`: every such call is refused, whatever the token (a client must stop retrying)."""
+
+    tools: tuple[str, ...]
+    scope: str
+    always: bool = False
+
+
+@dataclass(frozen=True)
+class AuthSettings:
+    # The protected resource (the MCP endpoint) and its metadata (RFC 9728).
+    prm_locations: tuple[str, ...] = ("path", "root")
+    prm_custom_path: str = "/custom/oauth-protected-resource.json"
+    prm_in_www_authenticate: bool = True
+    prm_scopes_supported: tuple[str, ...] | None = None
+    resource: Literal["match", "mismatch"] = "match"
+    challenge_scope: str | None = None
+    step_up: StepUp | None = None
+    token_uses: int | None = None
+    # The authorization server.
+    tenant: str = ""
+    metadata: tuple[str, ...] = ("oauth",)
+    scopes_supported: tuple[str, ...] | None = None
+    code_challenge_methods: tuple[str, ...] | None = ("S256",)
+    token_endpoint_auth_methods: tuple[str, ...] = AUTH_METHODS
+    registration: bool = True
+    client_id_metadata_documents: bool = False
+    iss: IssMode = "correct"
+    refresh_tokens: RefreshMode = "always"
+    clients: tuple[PreRegisteredClient, ...] = field(default_factory=tuple)
+    # 2025-03-26: no resource metadata; the MCP server's origin is the authorization
+    # server, with its metadata at the root (legacy_metadata) or the default endpoints.
+    legacy: bool = False
+    legacy_metadata: bool = True
+
+    @property
+    def own_origin(self) -> bool:
+        """Whether the authorization server listens on a port of its own."""
+        return not self.legacy
+
+
+def _strings(value: Any) -> tuple[str, ...] | None:
+    return None if value is None else tuple(str(v) for v in value)
+
+
+def auth_settings(raw: Mapping[str, Any]) -> AuthSettings:
+    """The settings of a schema-valid `auth` section."""
+    prm: Mapping[str, Any] = raw.get("protected_resource", {})
+    server: Mapping[str, Any] = raw.get("authorization_server", {})
+    legacy: Mapping[str, Any] | None = raw.get("legacy_2025_03_26")
+    step: Mapping[str, Any] | None = raw.get("step_up")
+    clients: Sequence[Mapping[str, Any]] = raw.get("clients", [])
+    defaults = AuthSettings()
+    return AuthSettings(
+        prm_locations=tuple(prm.get("locations", defaults.prm_locations)),
+        prm_custom_path=str(prm.get("custom_path", defaults.prm_custom_path)),
+        prm_in_www_authenticate=bool(
+            prm.get("in_www_authenticate", defaults.prm_in_www_authenticate)
+        ),
+        prm_scopes_supported=_strings(prm.get("scopes_supported")),
+        resource=prm.get("resource", defaults.resource),
+        challenge_scope=raw.get("challenge_scope"),
+        step_up=None
+        if step is None
+        else StepUp(tuple(step["tools"]), str(step["scope"]), bool(step.get("always", False))),
+        token_uses=raw.get("token_uses"),
+        tenant=str(server.get("tenant", "")).rstrip("/"),
+        metadata=tuple(server.get("metadata", defaults.metadata)),
+        scopes_supported=_strings(server.get("scopes_supported")),
+        code_challenge_methods=_strings(
+            server.get("code_challenge_methods", list(defaults.code_challenge_methods or ()))
+        ),
+        token_endpoint_auth_methods=tuple(
+            server.get("token_endpoint_auth_methods", defaults.token_endpoint_auth_methods)
+        ),
+        registration=bool(server.get("registration", defaults.registration)),
+        client_id_metadata_documents=bool(server.get("client_id_metadata_documents", False)),
+        iss=server.get("iss", defaults.iss),
+        refresh_tokens=server.get("refresh_tokens", defaults.refresh_tokens),
+        clients=tuple(
+            PreRegisteredClient(
+                client_id=str(c["client_id"]),
+                client_secret=c.get("client_secret"),
+                token_endpoint_auth_method=str(
+                    c.get(
+                        "token_endpoint_auth_method",
+                        "client_secret_basic" if c.get("client_secret") else "none",
+                    )
+                ),
+                redirect_uris=tuple(c.get("redirect_uris", ())),
+            )
+            for c in clients
+        ),
+        legacy=legacy is not None,
+        legacy_metadata=bool((legacy or {}).get("metadata", True)),
+    )

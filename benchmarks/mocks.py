@@ -65,7 +65,7 @@ def _uvicorn(app: Any) -> None:
         app,
         log_level="warning",
         access_log=False,
-        lifespan="on" if hasattr(app, "router") and "sdk" in sys.argv else "off",
+        lifespan="on",  # the SDK's app starts its session manager in its lifespan
         ws="none",
         http="h11",
         server_header=False,
@@ -99,33 +99,40 @@ def serve(kind: str) -> None:
             return Response(body, media_type="application/json")
 
         _uvicorn(Starlette(routes=[Route("/mcp", endpoint, methods=["POST"])]))
-    elif kind == "sdk":
-        from mcp.server.fastmcp import FastMCP
-
-        server = FastMCP("bench", stateless_http=True, json_response=True)
-
-        @server.tool()
-        def add(a: int, b: int) -> int:
-            """Add two integers."""
-            return a + b
-
-        _uvicorn(server.streamable_http_app())
-    elif kind == "sdk-sessions":
-        from mcp.server.fastmcp import FastMCP
-
-        server = FastMCP("bench", json_response=True)
-
-        @server.tool()
-        def add(a: int, b: int) -> int:
-            """Add two integers."""
-            return a + b
-
-        _uvicorn(server.streamable_http_app())
+    elif kind in ("sdk", "sdk-sessions"):
+        _uvicorn(_sdk_app(stateless=kind == "sdk"))
     elif kind == "echo":
         answer = json.dumps({"jsonrpc": "2.0", "id": 0, "result": _tools_result()}).encode()
         for _line in sys.stdin.buffer:
             sys.stdout.buffer.write(answer + b"\n")
             sys.stdout.buffer.flush()
+
+
+def _sdk_available() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("mcp") is not None
+
+
+def _sdk_app(*, stateless: bool) -> Any:
+    """The Python SDK's server (mcp 2.x MCPServer, or 1.x FastMCP) with one tool."""
+
+    def add(a: int, b: int) -> int:
+        """Add two integers."""
+        return a + b
+
+    try:
+        from mcp.server.mcpserver import MCPServer
+
+        server: Any = MCPServer("bench")
+        server.tool()(add)
+        return server.streamable_http_app(json_response=True, stateless_http=stateless)
+    except ImportError:
+        from mcp.server.fastmcp import FastMCP
+
+        server = FastMCP("bench", stateless_http=stateless, json_response=True)
+        server.tool()(add)
+        return server.streamable_http_app()
 
 
 @contextlib.contextmanager
@@ -135,6 +142,7 @@ def server(kind: str) -> Iterator[tuple[str, int]]:
     process = subprocess.Popen(
         [sys.executable, __file__, "--serve", kind],
         stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,  # the SDK logs every session
         env=env,
         text=True,
     )
@@ -188,7 +196,7 @@ class Connection:
         body = json.dumps(message).encode()
         head = [
             f"POST {path} HTTP/1.1",
-            "Host: 127.0.0.1",
+            f"Host: {url.split('//')[1].split('/')[0]}",
             "Content-Type: application/json",
             "Accept: application/json, text/event-stream",
             f"Content-Length: {len(body)}",
@@ -297,11 +305,9 @@ async def _load(url: str, headers: dict[str, str], clients: int, seconds: float)
 
 def http_rows(seconds: float, concurrency: int) -> list[tuple[str, int, Load]]:
     kinds = [("bare Starlette", "bare", True), ("HTTP mock", "mock", False)]
-    try:
-        import mcp.server.fastmcp  # noqa: F401
-
+    if _sdk_available():
         kinds.append(("Python SDK server", "sdk", True))
-    except ImportError:
+    else:
         print("(the Python SDK is not installed: its server is left out)")
     rows = []
     for label, kind, stateless in kinds:
@@ -404,12 +410,8 @@ def memory_rows(sessions: int) -> None:
         bare = _rss_mib(pid)
     print(f"{'bare Starlette, at rest':<36} {bare:>8.1f} {'':>16}")
     kinds = [("mcp-testbench serve", "dev")]
-    try:
-        import mcp.server.fastmcp  # noqa: F401
-
+    if _sdk_available():
         kinds.append(("Python SDK server (stateful)", "sdk-sessions"))
-    except ImportError:
-        pass
     for label, kind in kinds:
         with server(kind) as (url, pid):
             rest = _rss_mib(pid)

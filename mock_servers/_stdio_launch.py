@@ -2,12 +2,15 @@
 
     python -I -S _stdio_launch.py POOL_SOCKET -- python -m mock_servers.stdio SCRIPT ...
 
-A client spawns this (the argv comes from `StdioPool.command`). It hands its own stdin,
-stdout and stderr to the pool over a Unix socket (SCM_RIGHTS), so the forked mock reads
-and writes the client's pipes itself, then it forwards the signals it gets to the mock
-and exits as the mock exits (the same code, or killed by the same signal). Killed itself
-(SIGKILL), it closes the socket and the mock kills itself. When the pool cannot be
-reached, it execs the command after `--`: a plain stdio mock, paying its own start.
+A client spawns this (the argv comes from `StdioPool.command`). It hands its stdout and
+stderr to the pool over a Unix socket (SCM_RIGHTS), so the forked mock writes the
+client's pipes itself; it relays its stdin over the socket (framed, its end of file an
+explicit frame), forwards the signals it gets to the mock, and exits as the mock exits
+(the same code, or killed by the same signal). Killed itself (SIGKILL), it can send
+nothing more: the mock sees the socket end without an end-of-file frame and kills itself
+at once, never reading an end of file the client did not send to a live process (a
+client that kills its server must not look like one that closed its stdin). When the pool
+cannot be reached, it execs the command after `--`: a plain mock, paying its own start.
 
 Standard library only, and run as a file under `-I -S`: its start is a bare interpreter's
 (about 20 ms), not the mock's imports (about 0.3 s).
@@ -19,6 +22,7 @@ import array
 import contextlib
 import json
 import os
+import selectors
 import signal
 import socket
 import struct
@@ -29,6 +33,8 @@ __all__ = ["FORWARDED", "main"]
 # The signals a client may send its server; each reaches the mock.
 FORWARDED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1)
 _STATUS = struct.Struct("!ii")  # (pid, 0) first; then (0 exited | 1 signalled, value)
+_FRAME = struct.Struct("!I")  # stdin bytes that follow; 0: end of file
+_CHUNK = 65536
 
 
 def _fallback(command: list[str], why: str) -> int:
@@ -53,6 +59,28 @@ def _read_exact(conn: socket.socket, size: int) -> bytes | None:
     return data
 
 
+def _relay(conn: socket.socket) -> bytes | None:
+    """Relay stdin to the mock until the pool sends the mock's exit status; return it."""
+    selector = selectors.DefaultSelector()
+    selector.register(conn, selectors.EVENT_READ)
+    selector.register(0, selectors.EVENT_READ)
+    try:
+        while True:
+            for key, _ in selector.select():
+                if key.fileobj is conn:
+                    return _read_exact(conn, _STATUS.size)
+                try:
+                    data = os.read(0, _CHUNK)
+                except OSError:
+                    data = b""
+                with contextlib.suppress(OSError):  # the mock is gone: its status follows
+                    conn.sendall(_FRAME.pack(len(data)) + data)
+                if not data:
+                    selector.unregister(0)
+    finally:
+        selector.close()
+
+
 def main(argv: list[str]) -> int:
     if len(argv) < 3 or argv[1] != "--":
         os.write(2, b"usage: _stdio_launch.py POOL_SOCKET -- COMMAND...\n")
@@ -65,7 +93,7 @@ def main(argv: list[str]) -> int:
         conn.close()
         return _fallback(command, f"no pool at {address} ({exc.strerror})")
     request = json.dumps({"argv": command[3:], "cwd": os.getcwd()}).encode()
-    fds = array.array("i", [0, 1, 2])
+    fds = array.array("i", [1, 2])
     try:
         conn.sendmsg(
             [struct.pack("!I", len(request)), request],
@@ -78,10 +106,10 @@ def main(argv: list[str]) -> int:
         conn.close()
         return _fallback(command, "the pool did not fork the mock")
     pid = _STATUS.unpack(first)[0]
-    # The mock owns the pipes now: this process must not keep the client's stdout open
-    # (the client would see no end of file when the mock closes it).
+    # The mock owns the output pipes now: this process must not keep the client's stdout
+    # open (the client would see no end of file when the mock closes it).
     null = os.open(os.devnull, os.O_RDWR)
-    for fd in (0, 1, 2):
+    for fd in (1, 2):
         os.dup2(null, fd)
     os.close(null)
 
@@ -91,7 +119,7 @@ def main(argv: list[str]) -> int:
 
     for signum in FORWARDED:
         signal.signal(signum, forward)
-    status = _read_exact(conn, _STATUS.size)
+    status = _relay(conn)
     if status is None:  # the pool went away with the mock
         return 1
     how, value = (int(v) for v in _STATUS.unpack(status))

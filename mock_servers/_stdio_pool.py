@@ -6,10 +6,10 @@
 `StdioPool` starts one process (`python -m mock_servers._stdio_pool SOCKET`) that imports
 the stdio mock and everything it needs, then waits on a Unix socket. A client spawns the
 launcher (mock_servers/_stdio_launch.py, a bare interpreter); the launcher sends its
-stdin, stdout and stderr, the pool forks, and the child runs the mock on those
-descriptors: the client's pipes are the mock's own, as with a plain subprocess. The pool
-reaps each child and tells its launcher how it ended, and the launcher ends the same
-way. The pool ends when its owner closes its stdin (or dies), killing what it forked.
+stdout and stderr, the pool forks, and the child runs the mock writing the client's own
+pipes; the launcher relays its stdin (see there why not the descriptor itself). The pool
+reaps each child and tells its launcher how it ended, and the launcher ends the same way.
+The pool ends when its owner closes its stdin (or dies), killing what it forked.
 
 The pool is single-threaded (forking a process with threads is unsafe); it is an
 optimisation only: `command()` gives the plain argv when the pool is not running, and
@@ -132,10 +132,10 @@ class StdioPool:
 
 
 def _receive(conn: socket.socket) -> tuple[dict[str, object], list[int]] | None:
-    """The launcher's request and its three descriptors, or None for a broken one."""
+    """The launcher's request and its stdout and stderr, or None for a broken one."""
     fds = array.array("i")
     try:
-        header, ancillary, _flags, _addr = conn.recvmsg(4, socket.CMSG_SPACE(3 * fds.itemsize))
+        header, ancillary, _flags, _addr = conn.recvmsg(4, socket.CMSG_SPACE(2 * fds.itemsize))
         for level, kind, data in ancillary:
             if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
                 fds.frombytes(data[: len(data) - (len(data) % fds.itemsize)])
@@ -149,7 +149,7 @@ def _receive(conn: socket.socket) -> tuple[dict[str, object], list[int]] | None:
                 raise ValueError("short request")
             body += part
         request = json.loads(body)
-        if len(fds) != 3 or not isinstance(request, dict):
+        if len(fds) != 2 or not isinstance(request, dict):
             raise ValueError("bad request")
         return request, list(fds)
     except (OSError, ValueError):
@@ -166,23 +166,22 @@ def _child(conn: socket.socket, request: dict[str, object], fds: list[int]) -> N
         for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGCHLD):
             signal.signal(signum, signal.SIG_DFL)
         signal.set_wakeup_fd(-1)
-        for target, fd in enumerate(fds):
+        for target, fd in zip((1, 2), fds, strict=True):
             os.dup2(fd, target)
         for fd in fds:
             if fd > 2:
                 os.close(fd)
+        stdin_r, stdin_w = os.pipe()
+        os.dup2(stdin_r, 0)
+        os.close(stdin_r)
         with contextlib.suppress(OSError):
             os.chdir(str(request.get("cwd") or "."))
-
-        def watch_launcher() -> None:
-            # The launcher sends nothing more: end of file means it died (SIGKILL), and a
-            # mock whose process the client killed must not live on.
-            with contextlib.suppress(OSError):
-                while conn.recv(64):
-                    pass
-            os.kill(os.getpid(), signal.SIGKILL)
-
-        threading.Thread(target=watch_launcher, name="mcp-testbench launcher", daemon=True).start()
+        threading.Thread(
+            target=_stdin_from_launcher,
+            args=(conn, stdin_w),
+            name="mcp-testbench stdin relay",
+            daemon=True,
+        ).start()
         from mock_servers._stdio import main
 
         argv = request.get("argv")
@@ -198,6 +197,51 @@ def _child(conn: socket.socket, request: dict[str, object], fds: list[int]) -> N
             sys.stdout.flush()
             sys.stderr.flush()
         os._exit(code)
+
+
+def _stdin_from_launcher(conn: socket.socket, pipe: int) -> None:
+    """In the child: the launcher's stdin frames into the mock's stdin pipe. An end-of-file
+    frame closes the pipe; the socket ending without one means the launcher was killed,
+    and a mock whose process the client killed dies with it, at once."""
+    writing = True
+    while True:
+        header = _exact(conn, 4)
+        if header is None:
+            os.kill(os.getpid(), signal.SIGKILL)
+            return
+        (size,) = struct.unpack("!I", header)
+        data = _exact(conn, size) if size else b""
+        if data is None:
+            os.kill(os.getpid(), signal.SIGKILL)
+            return
+        if not writing:
+            continue
+        if not data:
+            os.close(pipe)
+            writing = False
+            continue
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(pipe, view) :]
+        except OSError:  # the mock closed its stdin: later input goes nowhere
+            os.close(pipe)
+            writing = False
+
+
+def _exact(conn: socket.socket, size: int) -> bytes | None:
+    data = b""
+    while len(data) < size:
+        try:
+            part = conn.recv(size - len(data))
+        except InterruptedError:
+            continue
+        except OSError:
+            return None
+        if not part:
+            return None
+        data += part
+    return data
 
 
 def _serve(address: str) -> int:

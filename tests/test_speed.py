@@ -109,15 +109,20 @@ def test_signals_reach_the_mock_and_sigkill_ends_it(pool: StdioPool, tmp_path: P
         process.send_signal(signal.SIGTERM)  # forwarded: the mock records it and exits
         assert process.wait(WAIT) == 0
     assert any(e["kind"] == "signal" for e in read_transcript(transcript)["entries"])
-    with _spawn(pool.command(_mock("tools/list-and-call.json"))) as killed:
+    killed_transcript = tmp_path / "killed.jsonl"
+    with _spawn(pool.command(_mock("tools/list-and-call.json", killed_transcript))) as killed:
         _initialize(killed)
         assert len(_pool_children(pool)) == 1
         killed.kill()  # the launcher cannot forward SIGKILL: the mock sees it gone and ends
+        assert killed.stdin is not None
+        killed.stdin.close()  # what a client does next; a killed mock never sees it
         assert killed.wait(WAIT) == -signal.SIGKILL
         deadline = time.monotonic() + WAIT
         while _pool_children(pool) and time.monotonic() < deadline:
             time.sleep(0.02)  # the pool reaps it: polled, bounded
         assert _pool_children(pool) == []
+    # Killed like a plain process: no end of stdin read, no exit recorded (ST-4 judges it).
+    assert not [e for e in read_transcript(killed_transcript)["entries"] if e["kind"] == "exit"]
 
 
 def _pool_children(pool: StdioPool) -> list[int]:

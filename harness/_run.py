@@ -12,16 +12,18 @@ blocks (even in synchronous code) costs the suite one time-out, never a hang.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import socket
+import sys
 import tempfile
 import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
@@ -39,7 +41,19 @@ from harness.clients._contract import (
 from harness.protocol import REVISIONS, transports_for
 from mock_servers import NOTIFY_SUFFIX, Script, fixtures_root, load_script, read_transcript
 
-__all__ = ["Operation", "Scenario", "ScenarioRun", "Session", "execute"]
+if TYPE_CHECKING:
+    from mock_servers.stdio import StdioPool
+
+__all__ = [
+    "Operation",
+    "Scenario",
+    "ScenarioRun",
+    "Session",
+    "execute",
+    "provoked_timeout",
+    "stdio_pool",
+    "stop_stdio_pool",
+]
 
 ClientFactory = Callable[[], McpClient]
 
@@ -48,6 +62,25 @@ ClientFactory = Callable[[], McpClient]
 # server's start and stop. The thread bound catches a client that blocks its event loop.
 _DRIVE_BOUND = 20
 _JOIN_BOUND = 25
+
+
+PROVOKED_VARIABLE = "MCP_TESTBENCH_PROVOKED_TIMEOUT"
+DEFAULT_PROVOKED_TIMEOUT = 0.25
+
+
+def provoked_timeout() -> float:
+    """Seconds of the time-outs a scenario provokes on purpose (MCP_TESTBENCH_PROVOKED_TIMEOUT,
+    default 0.25): raise it for a client that needs longer to send a request."""
+    value = os.environ.get(PROVOKED_VARIABLE, "")
+    try:
+        seconds = float(value) if value else DEFAULT_PROVOKED_TIMEOUT
+    except ValueError:
+        raise ValueError(
+            f"{PROVOKED_VARIABLE}={value!r} is not a number of seconds; unset it or give e.g. 0.5"
+        ) from None
+    if seconds <= 0:
+        raise ValueError(f"{PROVOKED_VARIABLE} must be a positive number of seconds, not {value}")
+    return seconds
 
 
 # Error kinds that are the harness's own finding, never the client reporting a problem.
@@ -169,10 +202,16 @@ class Session:
         target: Target,
         options: ConnectOptions,
         watch: TranscriptWatch | None = None,
+        provoked: float | None = None,
     ) -> None:
         self.client = client
         self.target = target
         self.options = options
+        self.provoked_timeout = min(
+            options.timeout / 10, provoked_timeout() if provoked is None else provoked
+        )
+        """The time-out a drive gives a call it wants to time out (a client's own
+        `timeout=`): short, so provoking it costs little; at most a tenth of the run's."""
         self.operations: list[Operation] = []
         self.events: list[ClientEvent] = []
         self.watch = watch
@@ -318,6 +357,9 @@ class ScenarioRun:
     diagnostics: str = ""
     """What the client printed on the side (a driver's stderr), for failure reports."""
     seconds: float = 0.0
+    phases: dict[str, float] = field(default_factory=dict, repr=False, compare=False)
+    """Where the run's time went, in seconds: start (client and mock server), drive (the
+    operations and waits, connect included), close (client and server); for benchmarks."""
 
     @property
     def entries(self) -> list[dict[str, Any]]:
@@ -355,6 +397,44 @@ class ScenarioRun:
         }
 
 
+_POOL_LOCK = threading.Lock()
+_POOL: StdioPool | None = None
+_POOL_FAILED = False
+POOL_VARIABLE = "MCP_TESTBENCH_STDIO_POOL"
+"""Set to 0 to start every stdio mock as a plain subprocess (paying its imports)."""
+
+
+def stdio_pool() -> StdioPool | None:
+    """This process's fork server for stdio mocks, started on first use; None when it is
+    turned off (MCP_TESTBENCH_STDIO_POOL=0) or could not start (then mocks are plain
+    subprocesses). Ended by `stop_stdio_pool()`, or when this process exits."""
+    global _POOL, _POOL_FAILED
+    if os.environ.get(POOL_VARIABLE, "1") == "0" or sys.platform == "win32":
+        return None
+    with _POOL_LOCK:
+        if _POOL is None and not _POOL_FAILED:
+            from mock_servers.stdio import StdioPool
+
+            pool = StdioPool()
+            try:
+                pool.start()
+            except (OSError, RuntimeError):
+                _POOL_FAILED = True
+                return None
+            atexit.register(pool.stop)
+            _POOL = pool
+        return _POOL
+
+
+def stop_stdio_pool() -> None:
+    """End the stdio mock pool, if one runs (a later stdio run starts a new one)."""
+    global _POOL
+    with _POOL_LOCK:
+        pool, _POOL = _POOL, None
+    if pool is not None:
+        pool.stop()
+
+
 def _target(transport: str, script_path: Path, revision: str, transcript: Path, url: str) -> Target:
     if transport == "stdio":
         from mock_servers.stdio import stdio_command
@@ -364,7 +444,8 @@ def _target(transport: str, script_path: Path, revision: str, transcript: Path, 
         command = stdio_command(
             script_path, revision=revision, transcript=transcript, append_transcript=True
         )
-        return StdioTarget(tuple(command))
+        pool = stdio_pool()
+        return StdioTarget(tuple(pool.command(command) if pool is not None else command))
     if transport == "sse-legacy":
         return SseLegacyTarget(url)
     return HttpTarget(url)
@@ -441,6 +522,7 @@ async def _drive(
     run: ScenarioRun, factory: ClientFactory, transcript_path: Path, op_timeout: float
 ) -> None:
     scenario = run.scenario
+    began = time.monotonic()
     script = scenario.load()
     script_path = fixtures_root() / scenario.script
     try:
@@ -503,11 +585,15 @@ async def _drive(
         )
         run.operations = session.operations
         run.waits = session.waits
+        driving = time.monotonic()
+        run.phases["start"] = driving - began
         with anyio.move_on_after(op_timeout * _DRIVE_BOUND) as scope:
             await scenario.drive(session)
         if scope.cancelled_caught:
             run.harness_error = "the scenario did not finish in time"
+        run.phases["drive"] = time.monotonic() - driving
     finally:
+        closing = time.monotonic()
         with anyio.move_on_after(op_timeout, shield=True):
             try:
                 await client.close()
@@ -526,5 +612,6 @@ async def _drive(
         if server is not None:
             server.stop()
         watch.close()
+        run.phases["close"] = time.monotonic() - closing
         run.events = events
         run.diagnostics = str(getattr(client, "diagnostics", "") or "")

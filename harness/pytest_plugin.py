@@ -181,6 +181,13 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[_STASH_BASELINE] = baseline
 
 
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if _STASH_RUNS in config.stash:  # the plugin was active: end the stdio mock pool
+        from harness._run import stop_stdio_pool
+
+        stop_stdio_pool()
+
+
 # -- the client factory ----------------------------------------------------------------------------
 
 

@@ -92,6 +92,33 @@ def _client_requests(revision: str) -> frozenset[str]:
     return frozenset(schema_document(revision)["x-mcp"]["client"]["requests"])
 
 
+# A script sends the same answers again and again (a repeated step, every scenario run of
+# a serve): a schema check costs milliseconds, its key microseconds. The verdict depends
+# on the message with its id reduced to the id's JSON type (the schemas check the type
+# only), the revision and the method answered.
+_VERDICTS: dict[tuple[str, str | None, str], tuple[str, str] | None] = {}
+_VERDICTS_LIMIT = 4096
+
+
+def _verdict_key(
+    message: Any, revision: str, request_method: str | None
+) -> tuple[str, str | None, str] | None:
+    if not isinstance(message, Mapping):  # a batch: checked every time
+        return None
+    ident = message.get("id")
+    if isinstance(ident, str):
+        keyed = {**message, "id": ""}
+    elif isinstance(ident, int) and not isinstance(ident, bool):
+        keyed = {**message, "id": 0}
+    else:
+        keyed = dict(message)
+    try:
+        text = json.dumps(keyed, sort_keys=True, allow_nan=False)
+    except (TypeError, ValueError):  # not plain JSON: check it every time
+        return None
+    return revision, request_method, text
+
+
 class SendGate:
     """Checks what one mock run sends, at `revision`; `errors` are the refusals so far."""
 
@@ -115,10 +142,16 @@ class SendGate:
             return None
         if request_method is not None and request_method not in _client_requests(self.revision):
             request_method = None  # an unknown method has no result type: check the union
+        key = _verdict_key(as_json, self.revision, request_method)
+        if key is not None and key in _VERDICTS:
+            return _VERDICTS[key]
         problems = validate(as_json, self.revision, "server", request_method=request_method)
-        if not problems:
-            return None
-        return problems[0].pointer, problems[0].reason
+        found = (problems[0].pointer, problems[0].reason) if problems else None
+        if key is not None:
+            if len(_VERDICTS) >= _VERDICTS_LIMIT:
+                _VERDICTS.clear()
+            _VERDICTS[key] = found
+        return found
 
     def admit(
         self,

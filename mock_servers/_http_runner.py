@@ -23,7 +23,7 @@ import socket
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from types import TracebackType
+from types import FrameType, TracebackType
 
 import anyio
 import uvicorn
@@ -48,6 +48,7 @@ STOP_TIMEOUT = 10.0
 # uvicorn waits this long for open responses at shutdown before cancelling them; the
 # mock ends its own long-lived responses first, so this is only a backstop.
 _GRACEFUL = 3
+_SHUTDOWN_POLL = 0.005
 _STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
@@ -144,14 +145,63 @@ class _Uvicorn(uvicorn.Server):
             on_shutdown = mock_of(app).close
         self._on_shutdown = on_shutdown
         self._on_started = on_started
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._wake: asyncio.Event | None = None
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._wake = asyncio.Event()
         await super().startup(sockets=sockets)
         self._on_started()
 
+    def request_exit(self) -> None:
+        """Stop now, from any thread: uvicorn alone notices `should_exit` only at its
+        next 0.1 s tick, which made every scenario's stop cost 0.1 to 0.2 s."""
+        self.should_exit = True
+        loop, wake = self._loop, self._wake
+        if loop is not None and wake is not None:
+            with contextlib.suppress(RuntimeError):  # the loop is already closed
+                loop.call_soon_threadsafe(wake.set)
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        super().handle_exit(sig, frame)
+        self.request_exit()
+
+    async def main_loop(self) -> None:
+        # uvicorn's own loop, with its fixed 0.1 s sleep made a wait that request_exit()
+        # ends at once; on_tick still runs at least every 0.1 s (the Date header).
+        counter = 0
+        should_exit = await self.on_tick(counter)
+        while not should_exit:
+            counter = (counter + 1) % 864000
+            if self._wake is not None:
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(self._wake.wait(), 0.1)
+            else:
+                await asyncio.sleep(0.1)
+            should_exit = await self.on_tick(counter)
+
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        # uvicorn's own shutdown, without its fixed 0.1 s sleeps: the connections are
+        # asked to close, then watched every few milliseconds (bounded by _GRACEFUL).
         self._on_shutdown()
-        await super().shutdown(sockets=sockets)
+        for server in self.servers:
+            server.close()
+        for sock in sockets or []:
+            sock.close()
+        for connection in list(self.server_state.connections):
+            connection.shutdown()
+        state = self.server_state
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + _GRACEFUL
+        while (state.connections or state.tasks) and not self.force_exit:
+            if loop.time() >= deadline:
+                for task in state.tasks:
+                    task.cancel(msg="the HTTP mock is stopping")
+                break
+            await asyncio.sleep(_SHUTDOWN_POLL)
+        for server in self.servers:
+            await server.wait_closed()
 
     @contextlib.contextmanager
     def capture_signals(self) -> Iterator[None]:
@@ -308,7 +358,7 @@ class HttpMockServer(_Runner):
         """Stop uvicorn and join its thread (bounded); idempotent."""
         thread, server = self._thread, self._server
         if thread is not None and server is not None:
-            server.should_exit = True  # uvicorn polls it; its shutdown closes our streams
+            server.request_exit()  # its shutdown closes our streams
             thread.join(self.timeout)
             if thread.is_alive():
                 server.force_exit = True
@@ -357,7 +407,7 @@ class AsyncHttpMockServer(_Runner):
     async def _stop(self) -> None:
         task, server = self._task, self._server
         if task is not None and server is not None:
-            server.should_exit = True
+            server.request_exit()
             with anyio.move_on_after(self.timeout):
                 await asyncio.wait({task})
             if not task.done():

@@ -27,10 +27,12 @@ from mock_servers._stdio import (
     stdio_command,
 )
 from mock_servers._stdio_dev import serve_stdio_dev
+from mock_servers._stdio_pool import StdioPool
 
 __all__ = [
     "DEFAULT_ANSWER_TIMEOUT",
     "MAX_LINE_BYTES",
+    "StdioPool",
     "main",
     "prepare_script",
     "serve_stdio",

@@ -39,6 +39,11 @@ settings.load_profile(
 def _nothing_outlives_the_tests() -> Iterator[None]:
     before = {pid for pid, _ in children(os.getpid())}
     yield
+    # The stdio mock pool (harness/_run.py) is shared by the scenario runs of the session
+    # on purpose; it ends here, and must leave nothing behind either.
+    from harness._run import stop_stdio_pool
+
+    stop_stdio_pool()
     if not Path("/proc").is_dir():
         return
     leaked = [(pid, cmd) for pid, cmd in children(os.getpid()) if pid not in before]

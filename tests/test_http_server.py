@@ -1533,6 +1533,21 @@ def test_no_listening_port_and_no_thread_outlive_the_server() -> None:
     held.close()
 
 
+def test_accepted_connections_have_tcp_nodelay() -> None:
+    # Without TCP_NODELAY every small response waits for the client's delayed ACK (about
+    # 40 ms a request); asyncio sets it only when the listening socket says it is TCP.
+    script = fixture("tools/list-and-call.json")
+    with HttpMockServer(script, revision="2025-11-25") as server, httpx.Client(timeout=WAIT) as c:
+        response = c.post(server.url, json=initialize_request(), headers=ACCEPT)
+        assert response.status_code == 200
+        uvicorn_server = server._server
+        assert uvicorn_server is not None
+        connections = list(uvicorn_server.server_state.connections)
+        assert len(connections) == 1  # the client's kept-alive connection
+        accepted = connections[0].transport.get_extra_info("socket")
+        assert accepted.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0
+
+
 def test_the_transcript_file_is_written_and_closed(tmp_path: Any) -> None:
     from mock_servers._transcript import read_transcript
 

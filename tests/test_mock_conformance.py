@@ -473,6 +473,29 @@ def test_the_gate_checks_results_by_the_method_they_answer() -> None:
     assert gate.problem(unreadable) is None
 
 
+def test_the_gate_remembers_verdicts_only_for_the_same_message_up_to_its_id() -> None:
+    # A repeated answer is checked once (the check costs milliseconds); a verdict never
+    # carries over to another message, revision, method, or id type.
+    gate = SendGate("2025-11-25", Transcript(script="gate"))
+    bad = {"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": 3}]}}
+    good = {"jsonrpc": "2.0", "id": 2, "result": {"content": [{"type": "text", "text": "3"}]}}
+    for ident in (1, 2, 3):
+        assert gate.problem({**bad, "id": ident}, request_method="tools/call") is not None
+        assert gate.problem({**good, "id": ident}, request_method="tools/call") is None
+    assert gate.problem({**good, "id": "a"}, request_method="tools/call") is None
+    assert gate.problem({**good, "id": 1.5}, request_method="tools/call") is not None
+    assert gate.problem({**good, "id": True}, request_method="tools/call") is not None
+    assert gate.problem(good, request_method="tools/list") is not None  # no "tools"
+    older = SendGate("2024-11-05", Transcript(script="gate"))
+    audio = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "result": {"content": [{"type": "audio", "data": "", "mimeType": "audio/wav"}]},
+    }
+    assert gate.problem(audio, request_method="tools/call") is None
+    assert older.problem(audio, request_method="tools/call") is not None  # no audio in 2024
+
+
 def test_raw_text_is_read_as_json_rpc_only_when_it_is() -> None:
     assert jsonrpc_in_text('{"jsonrpc":"2.0","id":1,"result":{}}') == {
         "jsonrpc": "2.0",

@@ -513,7 +513,7 @@ async def cancel_and_race(session: Session) -> None:
     if not (await session.connect()).ok:
         return
     await session.call("list_tools")
-    await session.call("call_tool", "hang", {}, timeout=session.options.timeout / 10)
+    await session.call("call_tool", "hang", {}, timeout=session.provoked_timeout)
     await abandon_once_sent(session, "slow")
     await session.until(
         "the late response to the abandoned call, or the end of its stream",

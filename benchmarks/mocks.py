@@ -1,0 +1,442 @@
+"""The mock servers' speed beside bare baselines, in one run, as ratios.
+
+    python benchmarks/mocks.py [--seconds S] [--concurrency 16] [--sessions 1000]
+
+HTTP (each server in a process of its own, the clients in this one, over loopback,
+HTTP/1.1 keep-alive on raw sockets so the client costs little): a `tools/list` answered
+
+- by the HTTP mock (fixtures/tools/list-and-call.json, one session, JSON answers);
+- by a bare Starlette app on the same uvicorn settings, answering the same JSON;
+- by the Python SDK's own server (FastMCP, stateless, JSON answers), when installed;
+
+for one sequential client and for --concurrency concurrent ones: requests per second and
+p50/p99 latency, each beside the bare app's. stdio: round trips per second of `tools/list`
+through the stdio mock, beside a bare pipe echo (a Python process answering each line with
+a fixed line). Memory: the resident size of `mcp-testbench serve` (a fresh mock per
+session) holding --sessions idle sessions, beside the bare app's at rest, and the SDK's.
+
+A benchmark, not a test: it asserts nothing; every phase is bounded in time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+SCRIPT = ROOT / "fixtures" / "tools" / "list-and-call.json"
+REVISION = "2025-11-25"
+START_BOUND = 30.0
+
+
+# -- the servers, each run as `python benchmarks/mocks.py --serve KIND` --------------------
+
+
+def _listening_socket() -> socket.socket:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(128)
+    return sock
+
+
+def _tools_result() -> dict[str, Any]:
+    steps = json.loads(SCRIPT.read_text(encoding="utf-8"))["steps"]
+    result: dict[str, Any] = steps[0]["reply"]["result"]
+    return result
+
+
+def _uvicorn(app: Any) -> None:
+    import uvicorn
+
+    sock = _listening_socket()
+    config = uvicorn.Config(
+        app,
+        log_level="warning",
+        access_log=False,
+        lifespan="on",  # the SDK's app starts its session manager in its lifespan
+        ws="none",
+        http="h11",
+        server_header=False,
+    )
+    print(f"http://127.0.0.1:{sock.getsockname()[1]}/mcp", flush=True)
+    uvicorn.Server(config).run(sockets=[sock])
+
+
+def serve(kind: str) -> None:
+    sys.path.insert(0, str(ROOT))
+    if kind in ("mock", "dev"):
+        from mock_servers import load_script
+        from mock_servers.http import serve_dev, serve_http
+
+        script = load_script(SCRIPT)
+        if kind == "mock":
+            serve_http(script, revision=REVISION, ready=lambda url: print(url, flush=True))
+        else:
+            serve_dev(script, ready=lambda url: print(url, flush=True), log=None)
+    elif kind == "bare":
+        from starlette.applications import Starlette
+        from starlette.requests import Request
+        from starlette.responses import Response
+        from starlette.routing import Route
+
+        result = _tools_result()
+
+        async def endpoint(request: Request) -> Response:
+            message = json.loads(await request.body())
+            body = json.dumps({"jsonrpc": "2.0", "id": message.get("id"), "result": result})
+            return Response(body, media_type="application/json")
+
+        _uvicorn(Starlette(routes=[Route("/mcp", endpoint, methods=["POST"])]))
+    elif kind in ("sdk", "sdk-sessions"):
+        _uvicorn(_sdk_app(stateless=kind == "sdk"))
+    elif kind == "echo":
+        answer = json.dumps({"jsonrpc": "2.0", "id": 0, "result": _tools_result()}).encode()
+        for _line in sys.stdin.buffer:
+            sys.stdout.buffer.write(answer + b"\n")
+            sys.stdout.buffer.flush()
+
+
+def _sdk_available() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("mcp") is not None
+
+
+def _sdk_app(*, stateless: bool) -> Any:
+    """The Python SDK's server (mcp 2.x MCPServer, or 1.x FastMCP) with one tool."""
+
+    def add(a: int, b: int) -> int:
+        """Add two integers."""
+        return a + b
+
+    try:
+        from mcp.server.mcpserver import MCPServer
+
+        server: Any = MCPServer("bench")
+        server.tool()(add)
+        return server.streamable_http_app(json_response=True, stateless_http=stateless)
+    except ImportError:
+        from mcp.server.fastmcp import FastMCP
+
+        server = FastMCP("bench", stateless_http=stateless, json_response=True)
+        server.tool()(add)
+        return server.streamable_http_app()
+
+
+@contextlib.contextmanager
+def server(kind: str) -> Iterator[tuple[str, int]]:
+    """(url, pid) of a server process of `kind`, stopped (by its pid) on exit."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    process = subprocess.Popen(
+        [sys.executable, __file__, "--serve", kind],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,  # the SDK logs every session
+        env=env,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        line = _bounded_readline(process, START_BOUND)
+        if not line.startswith("http"):
+            raise RuntimeError(f"the {kind} server did not start: {line!r}")
+        yield line.strip(), process.pid
+    finally:
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(10)
+        if process.stdout is not None:
+            process.stdout.close()
+
+
+def _bounded_readline(process: subprocess.Popen[str], bound: float) -> str:
+    import selectors
+
+    assert process.stdout is not None
+    with selectors.DefaultSelector() as selector:
+        selector.register(process.stdout, selectors.EVENT_READ)
+        if not selector.select(bound):
+            return ""
+    return process.stdout.readline()
+
+
+# -- a small HTTP/1.1 client on raw sockets -------------------------------------------------
+
+
+class Connection:
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.reader, self.writer = reader, writer
+
+    @classmethod
+    async def open(cls, url: str) -> Connection:
+        host, port = url.split("//")[1].split("/")[0].split(":")
+        reader, writer = await asyncio.open_connection(host, int(port))
+        sock = writer.get_extra_info("socket")
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        return cls(reader, writer)
+
+    async def post(
+        self, url: str, message: dict[str, Any], headers: dict[str, str]
+    ) -> tuple[int, dict[str, str], bytes]:
+        path = "/" + url.split("//")[1].split("/", 1)[1]
+        body = json.dumps(message).encode()
+        head = [
+            f"POST {path} HTTP/1.1",
+            f"Host: {url.split('//')[1].split('/')[0]}",
+            "Content-Type: application/json",
+            "Accept: application/json, text/event-stream",
+            f"Content-Length: {len(body)}",
+            *(f"{k}: {v}" for k, v in headers.items()),
+        ]
+        self.writer.write(("\r\n".join(head) + "\r\n\r\n").encode() + body)
+        raw = await self.reader.readuntil(b"\r\n\r\n")
+        lines = raw.decode("latin-1").split("\r\n")
+        status = int(lines[0].split()[1])
+        got = {
+            k.lower(): v.strip() for k, _, v in (line.partition(":") for line in lines[1:] if line)
+        }
+        if "content-length" in got:
+            data = await self.reader.readexactly(int(got["content-length"]))
+        elif got.get("transfer-encoding") == "chunked":
+            data = b""
+            while True:
+                size = int((await self.reader.readuntil(b"\r\n")).strip(), 16)
+                chunk = await self.reader.readexactly(size + 2)
+                if size == 0:
+                    break
+                data += chunk[:-2]
+        else:
+            data = b""
+        return status, got, data
+
+    async def close(self) -> None:
+        self.writer.close()
+        with contextlib.suppress(OSError):
+            await self.writer.wait_closed()
+
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 0,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": REVISION,
+        "capabilities": {},
+        "clientInfo": {"name": "bench", "version": "1"},
+    },
+}
+
+
+async def _session(url: str, stateless: bool) -> dict[str, str]:
+    """The headers of an initialized session (none for a stateless server)."""
+    headers = {"MCP-Protocol-Version": REVISION}
+    if stateless:
+        return headers
+    conn = await Connection.open(url)
+    try:
+        status, got, _ = await conn.post(url, INITIALIZE, headers)
+        if status != 200:
+            raise RuntimeError(f"initialize answered HTTP {status}")
+        if "mcp-session-id" in got:
+            headers["Mcp-Session-Id"] = got["mcp-session-id"]
+        note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        await conn.post(url, note, headers)
+    finally:
+        await conn.close()
+    return headers
+
+
+@dataclass
+class Load:
+    requests: int
+    seconds: float
+    latencies: list[float]
+    errors: int
+
+    @property
+    def rate(self) -> float:
+        return self.requests / self.seconds if self.seconds else 0.0
+
+    def percentile(self, share: float) -> float:
+        if not self.latencies:
+            return float("nan")
+        ordered = sorted(self.latencies)
+        return ordered[min(len(ordered) - 1, int(share * len(ordered)))] * 1000
+
+
+async def _load(url: str, headers: dict[str, str], clients: int, seconds: float) -> Load:
+    latencies: list[float] = []
+    errors = 0
+    counter = iter(range(1, 10**9))
+    deadline = time.monotonic() + seconds
+
+    async def one() -> None:
+        nonlocal errors
+        conn = await Connection.open(url)
+        try:
+            while time.monotonic() < deadline:
+                message = {"jsonrpc": "2.0", "id": next(counter), "method": "tools/list"}
+                start = time.perf_counter()
+                status, _, body = await conn.post(url, message, headers)
+                latencies.append(time.perf_counter() - start)
+                if status != 200 or b'"tools"' not in body:
+                    errors += 1
+        finally:
+            await conn.close()
+
+    start = time.monotonic()
+    await asyncio.wait_for(asyncio.gather(*(one() for _ in range(clients))), seconds + 30)
+    return Load(len(latencies), time.monotonic() - start, latencies, errors)
+
+
+def http_rows(seconds: float, concurrency: int) -> list[tuple[str, int, Load]]:
+    kinds = [("bare Starlette", "bare", True), ("HTTP mock", "mock", False)]
+    if _sdk_available():
+        kinds.append(("Python SDK server", "sdk", True))
+    else:
+        print("(the Python SDK is not installed: its server is left out)")
+    rows = []
+    for label, kind, stateless in kinds:
+        with server(kind) as (url, _pid):
+            headers = asyncio.run(_session(url, stateless))
+            asyncio.run(_load(url, headers, 1, 0.5))  # warm-up
+            for clients in (1, concurrency):
+                rows.append((label, clients, asyncio.run(_load(url, headers, clients, seconds))))
+    return rows
+
+
+def print_http(rows: list[tuple[str, int, Load]]) -> None:
+    bare = {clients: load for label, clients, load in rows if label == "bare Starlette"}
+    print(
+        f"\n{'HTTP server':<20} {'clients':>7} {'req/s':>8} {'vs bare':>8} "
+        f"{'p50 ms':>7} {'p99 ms':>7} {'p99 vs bare':>11} {'errors':>6}"
+    )
+    for label, clients, load in rows:
+        base = bare[clients]
+        print(
+            f"{label:<20} {clients:>7} {load.rate:>8.0f} {load.rate / base.rate:>7.0%} "
+            f"{load.percentile(0.5):>7.2f} {load.percentile(0.99):>7.2f} "
+            f"{load.percentile(0.99) / base.percentile(0.99):>10.2f}x {load.errors:>6}"
+        )
+
+
+# -- stdio -----------------------------------------------------------------------------------
+
+
+def _round_trips(argv: list[str], seconds: float, initialize: bool) -> tuple[int, float]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    with subprocess.Popen(
+        argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env
+    ) as process:
+        assert process.stdin is not None
+        assert process.stdout is not None
+        if initialize:
+            process.stdin.write(json.dumps(INITIALIZE).encode() + b"\n")
+            process.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+            process.stdin.flush()
+            process.stdout.readline()
+        count = 0
+        start = time.monotonic()
+        deadline = start + seconds
+        while time.monotonic() < deadline:
+            count += 1
+            message = {"jsonrpc": "2.0", "id": count, "method": "tools/list"}
+            process.stdin.write(json.dumps(message).encode() + b"\n")
+            process.stdin.flush()
+            if not process.stdout.readline():
+                break
+        elapsed = time.monotonic() - start
+        process.stdin.close()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+    return count, elapsed
+
+
+def stdio_rows(seconds: float) -> None:
+    sys.path.insert(0, str(ROOT))
+    from mock_servers.stdio import stdio_command
+
+    echo = _round_trips([sys.executable, __file__, "--serve", "echo"], seconds, False)
+    mock = _round_trips(stdio_command(SCRIPT, revision=REVISION), seconds, True)
+    print(f"\n{'stdio':<20} {'round trips/s':>13} {'vs echo':>8}")
+    for label, (count, elapsed) in (("bare pipe echo", echo), ("stdio mock", mock)):
+        print(
+            f"{label:<20} {count / elapsed:>13.0f} {(count / elapsed) / (echo[0] / echo[1]):>7.0%}"
+        )
+
+
+# -- memory ------------------------------------------------------------------------------------
+
+
+def _rss_mib(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+async def _open_sessions(url: str, count: int) -> int:
+    opened = 0
+    conn = await Connection.open(url)
+    try:
+        for _ in range(count):
+            status, _got, _ = await conn.post(url, INITIALIZE, {"MCP-Protocol-Version": REVISION})
+            opened += status == 200
+    finally:
+        await conn.close()
+    return opened
+
+
+def memory_rows(sessions: int) -> None:
+    print(f"\n{'memory':<48} {'RSS MiB':>8} {'per session KiB':>16}")
+    with server("bare") as (_url, pid):
+        time.sleep(0.2)  # settle after start (its imports done)
+        bare = _rss_mib(pid)
+    print(f"{'bare Starlette, at rest':<48} {bare:>8.1f} {'':>16}")
+    kinds = [("mcp-testbench serve", "dev")]
+    if _sdk_available():
+        kinds.append(("Python SDK server (stateful)", "sdk-sessions"))
+    for label, kind in kinds:
+        with server(kind) as (url, pid):
+            rest = _rss_mib(pid)
+            opened = asyncio.run(asyncio.wait_for(_open_sessions(url, sessions), 300))
+            held = _rss_mib(pid)
+        per = (held - rest) * 1024 / opened if opened else float("nan")
+        print(f"{label + ', at rest':<48} {rest:>8.1f} {'':>16}")
+        print(f"{label + f', {opened} idle sessions':<48} {held:>8.1f} {per:>16.1f}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--serve", help=argparse.SUPPRESS)
+    parser.add_argument("--seconds", type=float, default=3.0, help="each load phase (s)")
+    parser.add_argument("--concurrency", type=int, default=16, help="concurrent HTTP clients")
+    parser.add_argument("--sessions", type=int, default=1000, help="idle sessions for memory")
+    args = parser.parse_args()
+    if args.serve:
+        serve(args.serve)
+        return 0
+    print_http(http_rows(args.seconds, args.concurrency))
+    stdio_rows(args.seconds)
+    memory_rows(args.sessions)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,226 @@
+"""Speed work that must not change behaviour: the stdio mock pool, the provoked time-outs,
+and the verdicts of a whole run (pinned), judged on behaviour, never on times."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness._run import (
+    PROVOKED_VARIABLE,
+    Session,
+    provoked_timeout,
+    stdio_pool,
+    stop_stdio_pool,
+)
+from harness.clients import ConnectOptions, ReferenceClient, StdioTarget
+from mock_servers import fixtures_root, read_transcript
+from mock_servers.stdio import StdioPool, stdio_command
+
+ROOT = Path(__file__).resolve().parent.parent
+PINNED = Path(__file__).with_name("reference_verdicts.json")
+WAIT = 10.0
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "test", "version": "1"},
+    },
+}
+
+
+@pytest.fixture(scope="module")
+def pool() -> Any:
+    with StdioPool() as started:
+        yield started
+
+
+def _spawn(argv: list[str]) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+
+
+def _initialize(process: subprocess.Popen[bytes]) -> dict[str, Any]:
+    assert process.stdin is not None
+    assert process.stdout is not None
+    process.stdin.write(json.dumps(INITIALIZE).encode() + b"\n")
+    process.stdin.flush()
+    answer: dict[str, Any] = json.loads(process.stdout.readline())
+    return answer
+
+
+def _mock(script: str, transcript: Path | None = None) -> list[str]:
+    return stdio_command(fixtures_root() / script, revision="2025-11-25", transcript=transcript)
+
+
+def test_a_pooled_mock_answers_on_the_clients_own_pipes(pool: StdioPool, tmp_path: Path) -> None:
+    transcript = tmp_path / "t.jsonl"
+    argv = pool.command(_mock("tools/list-and-call.json", transcript))
+    assert argv[argv.index("--") + 1 :] == _mock("tools/list-and-call.json", transcript)
+    with _spawn(argv) as process:
+        answer = _initialize(process)
+        assert answer["result"]["protocolVersion"] == "2025-11-25"
+        assert process.stdin is not None
+        process.stdin.close()  # end of file: the mock exits 0, and so does the launcher
+        assert process.wait(WAIT) == 0
+        assert process.stdout is not None
+        assert process.stdout.read() == b""
+        assert process.stderr is not None
+        assert b"serving tools-list-and-call" in process.stderr.read()
+    entries = read_transcript(transcript)["entries"]
+    start = next(e for e in entries if e["kind"] == "start")
+    assert start["pid"] != process.pid  # the forked mock wrote it, not the launcher
+
+
+def _crash(argv: list[str]) -> int:
+    with _spawn(argv) as process:
+        _initialize(process)
+        assert process.stdin is not None
+        process.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+        process.stdin.write(
+            b'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"crash","arguments":{}}}\n'
+        )
+        process.stdin.flush()
+        return process.wait(WAIT)
+
+
+def test_a_crash_fault_exit_code_reaches_the_client(pool: StdioPool) -> None:
+    plain = _mock("stdio/faults.json")
+    assert _crash(pool.command(plain)) == _crash(plain) == 3  # the script's exit_code
+
+
+def test_signals_reach_the_mock_and_sigkill_ends_it(pool: StdioPool, tmp_path: Path) -> None:
+    transcript = tmp_path / "t.jsonl"
+    with _spawn(pool.command(_mock("tools/list-and-call.json", transcript))) as process:
+        _initialize(process)
+        process.send_signal(signal.SIGTERM)  # forwarded: the mock records it and exits
+        assert process.wait(WAIT) == 0
+    assert any(e["kind"] == "signal" for e in read_transcript(transcript)["entries"])
+    killed_transcript = tmp_path / "killed.jsonl"
+    with _spawn(pool.command(_mock("tools/list-and-call.json", killed_transcript))) as killed:
+        _initialize(killed)
+        assert len(_pool_children(pool)) == 1
+        killed.kill()  # the launcher cannot forward SIGKILL: the mock sees it gone and ends
+        assert killed.stdin is not None
+        killed.stdin.close()  # what a client does next; a killed mock never sees it
+        assert killed.wait(WAIT) == -signal.SIGKILL
+        deadline = time.monotonic() + WAIT
+        while _pool_children(pool) and time.monotonic() < deadline:
+            time.sleep(0.02)  # the pool reaps it: polled, bounded
+        assert _pool_children(pool) == []
+    # Killed like a plain process: no end of stdin read, no exit recorded (ST-4 judges it).
+    assert not [e for e in read_transcript(killed_transcript)["entries"] if e["kind"] == "exit"]
+
+
+def _pool_children(pool: StdioPool) -> list[int]:
+    from _leaks import children
+
+    assert pool._process is not None
+    return [pid for pid, _ in children(pool._process.pid)]
+
+
+def test_without_a_pool_the_launcher_starts_the_mock_itself(tmp_path: Path) -> None:
+    with StdioPool() as short_lived:
+        argv = short_lived.command(_mock("tools/list-and-call.json"))
+    assert short_lived.command(["x"]) == ["x"]  # stopped: the plain command
+    with _spawn(argv) as process:  # the launcher of a pool that is gone
+        assert _initialize(process)["result"]["protocolVersion"] == "2025-11-25"
+        assert process.stdin is not None
+        process.stdin.close()
+        assert process.wait(WAIT) == 0
+        assert process.stderr is not None
+        assert b"starting the mock directly" in process.stderr.read()
+
+
+def test_the_harness_pool_can_be_turned_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    stop_stdio_pool()
+    monkeypatch.setenv("MCP_TESTBENCH_STDIO_POOL", "0")
+    assert stdio_pool() is None
+    monkeypatch.delenv("MCP_TESTBENCH_STDIO_POOL")
+    started = stdio_pool()
+    assert started is not None
+    assert started.running
+    stop_stdio_pool()
+    assert not started.running
+
+
+def test_the_provoked_timeout_is_short_and_configurable(monkeypatch: pytest.MonkeyPatch) -> None:
+    target = StdioTarget(("true",))
+    monkeypatch.delenv(PROVOKED_VARIABLE, raising=False)
+    session = Session(ReferenceClient(), target, ConnectOptions(timeout=10.0))
+    assert session.provoked_timeout == provoked_timeout() == 0.25
+    monkeypatch.setenv(PROVOKED_VARIABLE, "0.5")
+    assert Session(ReferenceClient(), target, ConnectOptions(timeout=10.0)).provoked_timeout == 0.5
+    # Never more than a tenth of the run's time-out (a client still gets to answer).
+    assert Session(ReferenceClient(), target, ConnectOptions(timeout=2.0)).provoked_timeout == 0.2
+    monkeypatch.setenv(PROVOKED_VARIABLE, "soon")
+    with pytest.raises(ValueError, match="not a number of seconds"):
+        provoked_timeout()
+
+
+def test_a_whole_run_gives_the_pinned_verdicts(tmp_path: Path) -> None:
+    """The reference client through the whole suite under xdist, as `mcp-testbench run`
+    does: every item's status is the pinned one (speed work changes no verdict)."""
+    (tmp_path / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
+    report = tmp_path / "results.json"
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+    }
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-c",
+            str(tmp_path / "pytest.ini"),
+            "--rootdir",
+            str(tmp_path),
+            "-p",
+            "no:cacheprovider",
+            "-q",
+            "-n",
+            "2",
+            "--mcp-client=harness.clients:ReferenceClient",
+            "--mcp-report",
+            str(report),
+            str(tmp_path),
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    assert report.exists(), done.stdout[-3000:] + done.stderr[-3000:]
+    got = {
+        r["id"].removeprefix("mcp-testbench::"): r["status"]
+        for r in json.loads(report.read_text(encoding="utf-8"))["results"]
+    }
+    if os.environ.get("UPDATE_PINNED_VERDICTS") == "1":
+        pinned = json.loads(PINNED.read_text(encoding="utf-8"))
+        pinned["verdicts"] = dict(sorted(got.items()))
+        PINNED.write_text(json.dumps(pinned, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    expected = json.loads(PINNED.read_text(encoding="utf-8"))["verdicts"]
+    changed = {k: (expected.get(k), got.get(k)) for k in expected.keys() | got.keys()}
+    changed = {k: v for k, v in changed.items() if v[0] != v[1]}
+    assert not changed, (
+        f"{len(changed)} verdicts differ from {PINNED.name} (pinned, now): "
+        + ", ".join(f"{k}: {a} -> {b}" for k, (a, b) in sorted(changed.items())[:20])
+        + "; if the suite changed on purpose, regenerate it with UPDATE_PINNED_VERDICTS=1"
+    )
+    assert done.returncode == 0, done.stdout[-3000:]

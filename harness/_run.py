@@ -176,6 +176,7 @@ class Session:
         self.options = options
         self.operations: list[Operation] = []
         self.events: list[ClientEvent] = []
+        self._surfaced = anyio.Event()
         self.watch = watch
         self.waits: list[dict[str, Any]] = []
 
@@ -188,6 +189,26 @@ class Session:
         limit = self.options.timeout if bound is None else bound
         start = time.monotonic()
         ok = self.watch is not None and await self.watch.until(seen, limit)
+        self.waits.append({"wait": what, "seen": ok, "seconds": round(time.monotonic() - start, 3)})
+        return ok
+
+    def surfaced(self, event: ClientEvent) -> None:
+        """The client's `on_event` (called on the run's event loop): keep the event and
+        wake the drive's `until_surfaced` waits."""
+        self.events.append(event)
+        self._surfaced.set()
+        self._surfaced = anyio.Event()
+
+    async def until_surfaced(
+        self, what: str, seen: Callable[[list[ClientEvent]], bool], bound: float | None = None
+    ) -> bool:
+        """Like `until`, for what the client surfaced (its events) instead of the wire."""
+        limit = self.options.timeout if bound is None else bound
+        start = time.monotonic()
+        ok = False
+        with anyio.move_on_after(limit):
+            while not (ok := seen(self.events)):
+                await self._surfaced.wait()
         self.waits.append({"wait": what, "seen": ok, "seconds": round(time.monotonic() - start, 3)})
         return ok
 
@@ -475,12 +496,21 @@ async def _drive(
         with anyio.move_on_after(op_timeout, shield=True):
             await client.close()
         return  # every check of this run is a SKIP (harness/_judging.py)
-    events: list[ClientEvent] = []
+    sink: list[Session] = []  # the session, once made: it keeps what the client surfaces
+    early: list[ClientEvent] = []
+    run.events = early
+
+    def on_event(event: ClientEvent) -> None:
+        if sink:
+            sink[0].surfaced(event)
+        else:
+            early.append(event)
+
     options = ConnectOptions(
         protocol_version=run.revision if scenario.pin_version else None,
         handlers=scenario.handlers,
         timeout=op_timeout,
-        on_event=events.append,
+        on_event=on_event,
     )
     watch = TranscriptWatch(transcript_path)
     server = None
@@ -504,7 +534,8 @@ async def _drive(
         )
         run.operations = session.operations
         run.waits = session.waits
-        session.events = events  # what the client surfaced so far, for the drive's waits
+        session.events = early
+        sink.append(session)
         with anyio.move_on_after(op_timeout * _DRIVE_BOUND) as scope:
             await scenario.drive(session)
         if scope.cancelled_caught:
@@ -528,5 +559,4 @@ async def _drive(
         if server is not None:
             server.stop()
         watch.close()
-        run.events = events
         run.diagnostics = str(getattr(client, "diagnostics", "") or "")

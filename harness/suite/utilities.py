@@ -8,11 +8,8 @@ name it in `supports` gets SKIP for the whole scenario, never a FAIL.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping
 from typing import Any
-
-import anyio
 
 from harness._catalogue import check
 from harness._run import Entries, Operation, Scenario, ScenarioRun, Session
@@ -63,19 +60,9 @@ def _surfaced(run: ScenarioRun, method: str) -> list[dict[str, Any]]:
 
 
 async def _until_surfaced(session: Session, method: str) -> bool:
-    """Wait, bounded by the run's time-out, until the client surfaced a `method`
-    notification; the wait is recorded like the transcript waits."""
-    start = time.monotonic()
-    seen = False
-    with anyio.move_on_after(session.options.timeout):
-        # The client's callback appends events, from whatever thread or task it likes: a
-        # short poll is the one wait that works for every client.
-        while not (seen := any(e.method == method for e in session.events)):  # noqa: ASYNC110
-            await anyio.sleep(0.02)
-    session.waits.append(
-        {"wait": f"{method} surfaced", "seen": seen, "seconds": round(time.monotonic() - start, 3)}
+    return await session.until_surfaced(
+        f"{method} surfaced", lambda events: any(e.method == method for e in events)
     )
-    return seen
 
 
 def _server_capabilities(run: ScenarioRun) -> dict[str, Any]:

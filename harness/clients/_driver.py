@@ -388,6 +388,14 @@ class DriverClient:
     async def cancel_task(self, task_id: str) -> dict[str, Any]:
         return _object(await self._command("cancel_task", {"taskId": task_id}, self._timeout()))
 
+    async def reset(self) -> None:
+        """1.1, only for a `reusable` driver: end this client, keep the process; the next
+        `connect` makes a new client instance in it."""
+        if not self.reusable:
+            raise ClientError("unsupported", "the driver's hello offers no reuse")
+        await self._command("reset", {}, 10.0)
+        self._options = ConnectOptions()  # the old client's events reach nobody
+
     async def close(self) -> None:
         """Ask the driver to close, then make sure it is gone: stdin closed, SIGTERM, SIGKILL."""
         process = self._process

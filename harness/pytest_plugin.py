@@ -235,10 +235,13 @@ def mcp_client_factory(pytestconfig: pytest.Config) -> Callable[[], McpClient]:
         return pytestconfig.stash[_STASH_FACTORY]
     driver = pytestconfig.getoption("mcp_driver")
     if driver:
-        from harness.clients._driver import DriverClient
+        from harness.clients._driver import DriverPool
 
-        argv = driver_argv(driver)
-        return lambda: DriverClient(argv)
+        # A driver that offers reuse (1.1) keeps its process across scenarios; any other
+        # gets a process per scenario. The pool ends what it kept with the session.
+        pool = DriverPool(driver_argv(driver))
+        pytestconfig.add_cleanup(pool.close)
+        return pool.client
     raise pytest.UsageError(
         "no client to test: pass --mcp-client=MODULE:ATTR or --mcp-driver=CMD, "
         "or override the mcp_client_factory fixture in a conftest.py"

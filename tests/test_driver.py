@@ -553,3 +553,62 @@ async def test_python_driver_reset_keeps_the_process_for_a_new_client(tmp_path: 
             assert process is not None
             assert process.returncode is None
             await client.close()
+
+
+def test_a_reusable_driver_keeps_its_process_across_scenarios(tmp_path: Path) -> None:
+    """Each scenario runs on an event loop of its own (harness/_run.py); the pool keeps a
+    reusable driver's process on a loop of its own, and each scenario gets a new client
+    in it; closing the pool ends the process."""
+    from harness.clients._driver import DriverPool, PooledDriver
+
+    pool = DriverPool([sys.executable, str(PYTHON_DRIVER)])
+    seen: list[tuple[int, frozenset[str]]] = []
+
+    async def scenario() -> None:
+        events: list[ClientEvent] = []
+        client = pool.client()
+        assert isinstance(client, PooledDriver)
+        with mock_target("stdio", tmp_path) as target, anyio.fail_after(BOUND):
+            await client.prepare()
+            await client.connect(target, ConnectOptions(timeout=5, on_event=events.append))
+            names = {t["name"] for t in (await client.list_tools())["tools"]}
+            await client.close()
+        process = pool._idle[0]._process
+        assert process is not None
+        seen.append((process.pid, frozenset(names)))
+
+    try:
+        for _ in range(2):
+            anyio.run(scenario)  # a loop per scenario, as the harness runs them
+        assert seen[0][0] == seen[1][0], "the second scenario got a new process"
+        assert seen[0][1] == seen[1][1] == TOOL_NAMES
+        assert pool.reuse is True
+    finally:
+        process = pool._idle[0]._process if pool._idle else None
+        pool.close()
+    assert process is not None
+    with pytest.raises(ProcessLookupError):
+        os.kill(process.pid, 0)  # ended and reaped by close()
+
+
+def test_a_driver_without_reuse_gets_a_process_per_scenario(
+    fake_driver: Callable[..., list[str]],
+) -> None:
+    from harness.clients._driver import DriverPool
+
+    pool = DriverPool(fake_driver("plain"))
+
+    async def scenario() -> None:
+        client = pool.client()
+        with anyio.fail_after(BOUND):
+            await client.prepare()
+            await client.connect(NO_TARGET, ConnectOptions(timeout=5))
+            await client.close()
+
+    try:
+        anyio.run(scenario)
+        assert pool.reuse is False
+        assert not pool._idle
+        assert isinstance(pool.client(), DriverClient)  # the plain binding from now on
+    finally:
+        pool.close()

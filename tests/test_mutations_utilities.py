@@ -54,6 +54,14 @@ class DropsResourceUpdates(ReferenceClient):
             super()._emit(event)
 
 
+class FirstTemplatePageOnly(ReferenceClient):
+    """RES, TL-1: lists resource templates without following nextCursor."""
+
+    async def list_resource_templates(self) -> dict[str, Any]:
+        page = await self._request("resources/templates/list")
+        return {"resourceTemplates": page.get("resourceTemplates", [])}
+
+
 class CompletesAnyway(ReferenceClient):
     """COMPLETION, LC-7: asks for completions although the server declared none."""
 
@@ -184,6 +192,11 @@ CASES = {
         DropsResourceUpdates,
         ("features-subscribe", "2025-03-26", "http"),
         {"features.resource-updates-surfaced": "WARN"},
+    ),
+    "first-template-page-only": Case(
+        FirstTemplatePageOnly,
+        ("features-resource-templates", "2025-06-18", "stdio"),
+        {"features.resource-templates-listed": "FAIL"},
     ),
     "completes-anyway": Case(
         CompletesAnyway,

@@ -249,6 +249,52 @@ def resource_updates_surfaced(run: ScenarioRun) -> Verdict:
     )
 
 
+# -- resources/templates/list ----------------------------------------------------------------
+
+TEMPLATE_NAMES = ["notes", "logs"]  # fixtures/features/resource-templates.json, two pages
+TEMPLATES_CURSOR = "page-2 +/="
+
+
+async def list_templates(session: Session) -> None:
+    if (await session.connect()).ok:
+        await session.call("list_resource_templates")
+
+
+@check(
+    "features.resource-templates-listed",
+    requirements=["RES", "TL-1"],
+    level="MUST",
+    revisions=HANDSHAKE,
+    spec="server/resources#resource-templates",
+    description="resources/templates/list follows nextCursor verbatim, and every template of "
+    "every page reaches the application",
+    trigger=asked("list_resource_templates"),
+)
+def resource_templates_listed(run: ScenarioRun) -> Verdict:
+    operation = _asked_once(run, "list_resource_templates")
+    assert operation is not None
+    pages = run.requests("resources/templates/list")
+    evidence = [*pages, *op_evidence(operation)]
+    cursors = [(p["message"].get("params") or {}).get("cursor") for p in pages]
+    if TEMPLATES_CURSOR not in cursors:
+        return fail(
+            f"the first page ended with nextCursor {TEMPLATES_CURSOR!r}, and the client asked "
+            f"with the cursors {cursors!r}",
+            evidence,
+        )
+    templates = (operation.value or {}).get("resourceTemplates") if operation.ok else None
+    names = [t.get("name") for t in templates or [] if isinstance(t, dict)]
+    if names != TEMPLATE_NAMES:
+        return fail(
+            f"both pages were answered, and the client {surfaced(operation)} "
+            f"(templates {names!r}, not {TEMPLATE_NAMES!r})",
+            evidence,
+        )
+    return passed(
+        "both pages fetched, the cursor sent back verbatim, both templates surfaced", evidence
+    )
+
+
 # -- completion/complete ----------------------------------------------------------------------
 
 
@@ -702,6 +748,14 @@ SCENARIOS: list[Scenario] = [
         description="a server whose resources capability lacks subscribe; the client is "
         "asked to subscribe",
         requires=frozenset({"resources", "subscribe_resource"}),
+    ),
+    Scenario(
+        "features-resource-templates",
+        "features/resource-templates.json",
+        checks=("features.resource-templates-listed",),
+        drive=list_templates,
+        description="resource templates in two pages",
+        requires=frozenset({"resources", "list_resource_templates"}),
     ),
     Scenario(
         "features-completion",

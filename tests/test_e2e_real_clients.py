@@ -233,9 +233,19 @@ MCP_AUTO = (
 )
 
 # fastmcp (built on the mcp SDK) gets the same verdicts; on its SSE transport it treats
-# "auto" as "legacy" and sends no probe, which changes no verdict. Its adapter names no
-# 1.1 operation.
-FASTMCP = (*_PYTHON_SDK, *_skipped(*OPERATION_SCENARIOS))
+# "auto" as "legacy" and sends no probe, which changes no verdict. fastmcp.Client has no
+# resource subscription (nor tasks, nor listen).
+FASTMCP = (
+    *_PYTHON_SDK,
+    *F14,
+    *F16,
+    *_skipped(
+        "features-subscribe",
+        "features-subscribe-undeclared",
+        "tools-tasks-polling",
+        "http-listen-relisten",
+    ),
+)
 
 # The TypeScript SDK 1.32 has no 2026-07-28 revision, and its driver says so: every item
 # at 2026-07-28 is a SKIP.

@@ -58,6 +58,7 @@ if TYPE_CHECKING:
 __all__ = [
     "McpSdkClient",
     "SdkHolder",
+    "deprecated_quietly",
     "distribution_version",
     "emit",
     "legacy_client",
@@ -538,19 +539,19 @@ class McpSdkClient:
 
     async def set_log_level(self, level: str) -> dict[str, Any]:
         client = self._open()
-        with _deprecated_quietly():
+        with deprecated_quietly():
             await self._holder.call(lambda: client.set_logging_level(level))  # type: ignore[arg-type]
         return {}
 
     async def subscribe_resource(self, uri: str) -> dict[str, Any]:
         client = self._open()
-        with _deprecated_quietly():
+        with deprecated_quietly():
             await self._holder.call(lambda: client.subscribe_resource(uri))
         return {}
 
     async def unsubscribe_resource(self, uri: str) -> dict[str, Any]:
         client = self._open()
-        with _deprecated_quietly():
+        with deprecated_quietly():
             await self._holder.call(lambda: client.unsubscribe_resource(uri))
         return {}
 
@@ -588,7 +589,7 @@ class McpSdkClient:
         if self._roots is None:
             raise ClientError("unsupported", "connect gave the client no roots")
         self._roots = [dict(root) for root in roots]
-        with _deprecated_quietly():
+        with deprecated_quietly():
             await self._holder.call(client.send_roots_list_changed)
         return {}
 
@@ -600,7 +601,7 @@ class McpSdkClient:
 
 
 @contextlib.contextmanager
-def _deprecated_quietly() -> Iterator[None]:
+def deprecated_quietly() -> Iterator[None]:
     """The SDK warns that these 2025-era calls are deprecated in 2026-07-28; an application
     on a 2025 server calls them all the same, and a warning must not become a failure."""
     from mcp.shared.exceptions import MCPDeprecationWarning

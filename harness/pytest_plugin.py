@@ -1,7 +1,7 @@
 """The mcp-testbench pytest plugin (entry point `pytest11: mcp_testbench`).
 
     pytest --mcp-client=mypkg.testing:make_client      # a Python client (a factory)
-    pytest --mcp-driver="java -cp build MyDriver"       # any language, driver protocol v1
+    pytest --mcp-driver="java -cp build MyDriver"       # any language, driver protocol 1.1 (or v1)
 
 collects the conformance suite: one item per check per (scenario, revision, transport),
 named `mcp-testbench::<scenario>-<revision>-<transport>::<check>`, so that `-k`, `-x`,

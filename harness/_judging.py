@@ -1,7 +1,8 @@
 """Judging one check on one run, with the rules that hold for every check.
 
 In order:
-1. SKIP, only when the client declared that it lacks what the check needs.
+1. SKIP, only when the client declared that it lacks what the check needs (a driver
+   protocol 1.1 operation it did not name counts as lacking).
 2. BLOCKED, when a precondition of the run failed (harness/_preconditions.py): the item
    names the first root cause, unless the check judges one of the run's root causes
    itself or declared itself independent of it.
@@ -21,6 +22,7 @@ from harness._catalogue import Check
 from harness._preconditions import failed_operation, root_causes
 from harness._run import ScenarioRun
 from harness._verdicts import Status, Verdict, blocked, not_applicable, skip
+from harness.clients._contract import OPERATIONS
 from harness.protocol import REVISIONS
 
 __all__ = ["judge", "not_judged"]
@@ -29,6 +31,10 @@ __all__ = ["judge", "not_judged"]
 def judge(check: Check, run: ScenarioRun) -> Verdict:
     """The check's verdict on the run; the suite-wide rules first."""
     declared = run.supports
+    # A driver protocol 1.1 operation is never assumed, not even from an empty `supports`.
+    unnamed = sorted(run.scenario.requires & OPERATIONS - declared)
+    if unnamed and run.start_error is None:
+        return skip(f"the client does not declare the operation {', '.join(unnamed)}")
     if declared:
         needs = [run.transport, *run.scenario.requires, *([check.feature] if check.feature else [])]
         lacking = [n for n in needs if n not in declared]

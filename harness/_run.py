@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from harness.clients._contract import (
+    OPERATIONS,
     ClientError,
     ClientEvent,
     ConnectOptions,
@@ -214,6 +215,7 @@ class Session:
         `timeout=`): short, so provoking it costs little; at most a tenth of the run's."""
         self.operations: list[Operation] = []
         self.events: list[ClientEvent] = []
+        self._surfaced = anyio.Event()
         self.watch = watch
         self.waits: list[dict[str, Any]] = []
 
@@ -226,6 +228,26 @@ class Session:
         limit = self.options.timeout if bound is None else bound
         start = time.monotonic()
         ok = self.watch is not None and await self.watch.until(seen, limit)
+        self.waits.append({"wait": what, "seen": ok, "seconds": round(time.monotonic() - start, 3)})
+        return ok
+
+    def surfaced(self, event: ClientEvent) -> None:
+        """The client's `on_event` (called on the run's event loop): keep the event and
+        wake the drive's `until_surfaced` waits."""
+        self.events.append(event)
+        self._surfaced.set()
+        self._surfaced = anyio.Event()
+
+    async def until_surfaced(
+        self, what: str, seen: Callable[[list[ClientEvent]], bool], bound: float | None = None
+    ) -> bool:
+        """Like `until`, for what the client surfaced (its events) instead of the wire."""
+        limit = self.options.timeout if bound is None else bound
+        start = time.monotonic()
+        ok = False
+        with anyio.move_on_after(limit):
+            while not (ok := seen(self.events)):
+                await self._surfaced.wait()
         self.waits.append({"wait": what, "seen": ok, "seconds": round(time.monotonic() - start, 3)})
         return ok
 
@@ -509,9 +531,9 @@ def _declares(
     supports: frozenset[str], transport: str, revision: str, requires: frozenset[str]
 ) -> bool:
     """Whether the client declared what the run needs (a client that declares nothing is
-    tried on everything, and judged)."""
+    tried on everything, and judged; but a driver protocol 1.1 operation is never assumed)."""
     if not supports:
-        return True
+        return not requires & OPERATIONS
     revisions = [r for r in REVISIONS if r in supports]
     return (
         transport in supports and requires <= supports and (not revisions or revision in revisions)
@@ -556,12 +578,21 @@ async def _drive(
         with anyio.move_on_after(op_timeout, shield=True):
             await client.close()
         return  # every check of this run is a SKIP (harness/_judging.py)
-    events: list[ClientEvent] = []
+    sink: list[Session] = []  # the session, once made: it keeps what the client surfaces
+    early: list[ClientEvent] = []
+    run.events = early
+
+    def on_event(event: ClientEvent) -> None:
+        if sink:
+            sink[0].surfaced(event)
+        else:
+            early.append(event)
+
     options = ConnectOptions(
         protocol_version=run.revision if scenario.pin_version else None,
         handlers=scenario.handlers,
         timeout=op_timeout,
-        on_event=events.append,
+        on_event=on_event,
     )
     watch = TranscriptWatch(transcript_path)
     server = None
@@ -585,6 +616,8 @@ async def _drive(
         )
         run.operations = session.operations
         run.waits = session.waits
+        session.events = early
+        sink.append(session)
         driving = time.monotonic()
         run.phases["start"] = driving - began
         with anyio.move_on_after(op_timeout * _DRIVE_BOUND) as scope:
@@ -613,5 +646,4 @@ async def _drive(
             server.stop()
         watch.close()
         run.phases["close"] = time.monotonic() - closing
-        run.events = events
         run.diagnostics = str(getattr(client, "diagnostics", "") or "")

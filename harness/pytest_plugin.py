@@ -1,7 +1,7 @@
 """The mcp-testbench pytest plugin (entry point `pytest11: mcp_testbench`).
 
     pytest --mcp-client=mypkg.testing:make_client      # a Python client (a factory)
-    pytest --mcp-driver="java -cp build MyDriver"       # any language, driver protocol v1
+    pytest --mcp-driver="java -cp build MyDriver"       # any language, driver protocol 1.1 (or v1)
 
 collects the conformance suite: one item per check per (scenario, revision, transport),
 named `mcp-testbench::<scenario>-<revision>-<transport>::<check>`, so that `-k`, `-x`,
@@ -278,10 +278,13 @@ def mcp_client_factory(pytestconfig: pytest.Config) -> Callable[[], McpClient]:
         return pytestconfig.stash[_STASH_FACTORY]
     driver = pytestconfig.getoption("mcp_driver")
     if driver:
-        from harness.clients._driver import DriverClient
+        from harness.clients._driver import DriverPool
 
-        argv = driver_argv(driver)
-        return lambda: DriverClient(argv)
+        # A driver that offers reuse (1.1) keeps its process across scenarios; any other
+        # gets a process per scenario. The pool ends what it kept with the session.
+        pool = DriverPool(driver_argv(driver))
+        pytestconfig.add_cleanup(pool.close)
+        return pool.client
     raise pytest.UsageError(
         "no client to test: pass --mcp-client=MODULE:ATTR or --mcp-driver=CMD, "
         "or override the mcp_client_factory fixture in a conftest.py"

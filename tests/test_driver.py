@@ -459,3 +459,156 @@ async def test_typescript_sdk_driver_cancels_a_running_call(
 async def test_typescript_sdk_driver_times_out(ts_driver: list[str], tmp_path: Path) -> None:
     async with driven(ts_driver) as client:
         await time_out_hanging_call(client, tmp_path)
+
+
+# -- driver protocol 1.1 ---------------------------------------------------------------------
+
+ECHO_DRIVER = """
+import json, sys
+
+def send(message):
+    sys.stdout.write(json.dumps(message) + "\\n")
+    sys.stdout.flush()
+
+send({"hello": "mcp-testbench-driver/1.1", "client": {"name": "echo", "version": "1"},
+      "supports": ["http", "tools", "set_log_level", "listen", "tasks"], "reuse": True})
+for line in sys.stdin:
+    command = json.loads(line)
+    if command["op"] == "listen":
+        send({"event": "subscription", "state": "acknowledged",
+              "notifications": command["notifications"]})
+    send({"id": command["id"], "ok": True, "value": command})  # the command, as received
+    if command["op"] == "close":
+        break
+"""
+
+
+async def test_operations_of_protocol_1_1_are_sent_as_documented(tmp_path: Path) -> None:
+    argv = write_script(tmp_path, "echo_driver.py", ECHO_DRIVER)
+    events: list[ClientEvent] = []
+    async with driven(argv) as client:
+        with anyio.fail_after(BOUND):
+            await client.connect(NO_TARGET, ConnectOptions(timeout=5, on_event=events.append))
+            assert client.reusable
+            assert {"set_log_level", "listen", "tasks"} <= client.supports
+            sent = [
+                await client.set_log_level("warning"),
+                await client.subscribe_resource("file:///a"),
+                await client.unsubscribe_resource("file:///a"),
+                await client.listen({"toolsListChanged": True}),
+                await client.complete(
+                    {"type": "ref/prompt", "name": "p"}, {"name": "a", "value": "b"}
+                ),
+                await client.list_resource_templates(),
+                await client.set_roots([{"uri": "file:///r"}]),
+                await client.call_tool_as_task("slow", {"x": 1}, task={"ttl": 5}),
+                await client.get_task("t"),
+                await client.task_result("t"),
+                await client.cancel_task("t"),
+            ]
+            await client.close()
+    fields = [{k: v for k, v in command.items() if k != "id"} for command in sent]
+    assert fields == [
+        {"op": "set_log_level", "level": "warning"},
+        {"op": "subscribe_resource", "uri": "file:///a"},
+        {"op": "unsubscribe_resource", "uri": "file:///a"},
+        {"op": "listen", "notifications": {"toolsListChanged": True}},
+        {
+            "op": "complete",
+            "ref": {"type": "ref/prompt", "name": "p"},
+            "argument": {"name": "a", "value": "b"},
+        },
+        {"op": "list_resource_templates"},
+        {"op": "set_roots", "roots": [{"uri": "file:///r"}]},
+        {"op": "call_tool", "name": "slow", "arguments": {"x": 1}, "task": {"ttl": 5}},
+        {"op": "get_task", "taskId": "t"},
+        {"op": "task_result", "taskId": "t"},
+        {"op": "cancel_task", "taskId": "t"},
+    ]
+    subscription = [e for e in events if e.event == "subscription"]
+    assert [dict(e.params) for e in subscription] == [
+        {"state": "acknowledged", "notifications": {"toolsListChanged": True}}
+    ]
+
+
+async def test_a_v1_hello_offers_no_reuse(fake_driver: Callable[..., list[str]]) -> None:
+    async with driven(fake_driver("plain")) as client:
+        with anyio.fail_after(BOUND):
+            await client.prepare()
+            assert not client.reusable  # "reuse" means something only in a 1.1 hello
+            await client.close()
+
+
+async def test_python_driver_reset_keeps_the_process_for_a_new_client(tmp_path: Path) -> None:
+    async with driven([sys.executable, str(PYTHON_DRIVER)]) as client:
+        with mock_target("stdio", tmp_path) as target, anyio.fail_after(BOUND):
+            await client.connect(target, ConnectOptions(timeout=5))
+            assert client.reusable
+            process = client._process
+            await client.reset()
+            # A new client in the same process: a second connect works, as on a fresh driver.
+            await client.connect(target, ConnectOptions(timeout=5))
+            assert {t["name"] for t in (await client.list_tools())["tools"]} == TOOL_NAMES
+            assert client._process is process
+            assert process is not None
+            assert process.returncode is None
+            await client.close()
+
+
+def test_a_reusable_driver_keeps_its_process_across_scenarios(tmp_path: Path) -> None:
+    """Each scenario runs on an event loop of its own (harness/_run.py); the pool keeps a
+    reusable driver's process on a loop of its own, and each scenario gets a new client
+    in it; closing the pool ends the process."""
+    from harness.clients._driver import DriverPool, PooledDriver
+
+    pool = DriverPool([sys.executable, str(PYTHON_DRIVER)])
+    seen: list[tuple[int, frozenset[str]]] = []
+
+    async def scenario() -> None:
+        events: list[ClientEvent] = []
+        client = pool.client()
+        assert isinstance(client, PooledDriver)
+        with mock_target("stdio", tmp_path) as target, anyio.fail_after(BOUND):
+            await client.prepare()
+            await client.connect(target, ConnectOptions(timeout=5, on_event=events.append))
+            names = {t["name"] for t in (await client.list_tools())["tools"]}
+            await client.close()
+        process = pool._idle[0]._process
+        assert process is not None
+        seen.append((process.pid, frozenset(names)))
+
+    try:
+        for _ in range(2):
+            anyio.run(scenario)  # a loop per scenario, as the harness runs them
+        assert seen[0][0] == seen[1][0], "the second scenario got a new process"
+        assert seen[0][1] == seen[1][1] == TOOL_NAMES
+        assert pool.reuse is True
+    finally:
+        process = pool._idle[0]._process if pool._idle else None
+        pool.close()
+    assert process is not None
+    with pytest.raises(ProcessLookupError):
+        os.kill(process.pid, 0)  # ended and reaped by close()
+
+
+def test_a_driver_without_reuse_gets_a_process_per_scenario(
+    fake_driver: Callable[..., list[str]],
+) -> None:
+    from harness.clients._driver import DriverPool
+
+    pool = DriverPool(fake_driver("plain"))
+
+    async def scenario() -> None:
+        client = pool.client()
+        with anyio.fail_after(BOUND):
+            await client.prepare()
+            await client.connect(NO_TARGET, ConnectOptions(timeout=5))
+            await client.close()
+
+    try:
+        anyio.run(scenario)
+        assert pool.reuse is False
+        assert not pool._idle
+        assert isinstance(pool.client(), DriverClient)  # the plain binding from now on
+    finally:
+        pool.close()

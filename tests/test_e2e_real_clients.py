@@ -8,8 +8,10 @@ N/A or BLOCKED) fails the test. Every pinned verdict that is not a PASS is expla
 docs/findings.md; update both together.
 
 Clients: the official Python SDK (`mcp`, mode="auto", what its users run), fastmcp, and
-the official TypeScript SDK through its example driver (needs
-`npm ci --prefix examples/drivers/typescript-sdk`, which CI runs).
+the official TypeScript SDK through its example driver (driver protocol 1.1; needs
+`npm ci --prefix examples/drivers/typescript-sdk`, which CI runs) and through the frozen
+v1 copy of that driver (tests/fixtures-drivers/typescript-sdk-v1), which shows that a v1
+driver keeps every verdict it had.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ import pytest
 
 from harness._catalogue import CATALOGUE
 from harness._report import format_evidence
+from harness.clients._contract import OPERATIONS
 from harness.protocol import HANDSHAKE_REVISIONS
 from harness.suite import SCENARIOS
 from harness.suite.auth import SCENARIOS as AUTH_SCENARIOS
@@ -39,6 +42,7 @@ pytestmark = pytest.mark.e2e
 
 ROOT = Path(__file__).resolve().parents[1]
 TS_DRIVER = ROOT / "examples" / "drivers" / "typescript-sdk"
+TS_DRIVER_V1 = ROOT / "tests" / "fixtures-drivers" / "typescript-sdk-v1" / "driver.mjs"
 # Seconds for one client's whole suite: a bound, not an estimate (a run takes 1 to 3
 # minutes with -n 2 on 2 idle CPUs, several times that on a loaded machine).
 SUITE_BOUND = 1200
@@ -138,6 +142,34 @@ F12 = (Pin("FAIL", "jsonrpc.answer-ids-exact", HANDSHAKE),)
 # the request times out.
 F13 = (Pin("WARN", "http.dropped-connection-surfaced", STREAMABLE, ("http",)),)
 
+# F14 (LC-7, LOG): asked to set a log level, the client sends logging/setLevel to a server
+# that did not declare logging (the SDKs check no server capability before a request).
+F14 = (
+    Pin(
+        "FAIL",
+        "features.set-level-only-if-declared",
+        HANDSHAKE,
+        scenario="features-set-level-undeclared",
+    ),
+)
+
+# F15 (LC-7, RES): asked to subscribe, the client sends resources/subscribe to a server whose
+# resources capability does not declare subscribe.
+F15 = (Pin("FAIL", "features.subscribe-only-if-declared", HANDSHAKE),)
+
+# F16 (LC-7, COMPLETION): asked to complete an argument, the client sends
+# completion/complete to a server that did not declare completions.
+F16 = (Pin("FAIL", "features.complete-only-if-declared", STREAMABLE),)
+
+# The scenarios that need a driver protocol 1.1 operation (features-set-level*, subscribe,
+# completion, roots change, tasks, listen): a SKIP for a client that does not name it.
+OPERATION_SCENARIOS = tuple(s.id for s in SCENARIOS if s.requires & OPERATIONS)
+
+
+def _skipped(*scenarios: str) -> tuple[Pin, ...]:
+    return tuple(Pin("SKIP", ANY, (*HANDSHAKE, *MODERN), scenario=s) for s in scenarios)
+
+
 # The checks' own SKIP: both Python SDKs declare URL-mode elicitation whenever an
 # elicitation callback is set, so the undeclared-mode check has nothing to judge.
 URL_MODE_DECLARED = (Pin("SKIP", "features.elicitation-undeclared-mode", ("2025-11-25",)),)
@@ -162,7 +194,11 @@ NO_AUTH_DECLARED = tuple(
 # N1: the client contract has no operation that asks a client to set a log level, and no
 # client sends logging/setLevel on its own: "only if the server declared logging" has
 # nothing to judge.
-NO_SET_LEVEL = (Pin("N/A", "features.set-level-only-if-declared", HANDSHAKE),)
+# Only features-set-level-undeclared asks for a level (driver protocol 1.1).
+NO_SET_LEVEL = tuple(
+    Pin("N/A", "features.set-level-only-if-declared", HANDSHAKE, scenario=s)
+    for s in ("features-server-requests", "features-progress", "features-progress-2024")
+)
 
 # N4: the mcp SDK does not opt in to log messages at 2026-07-28 (no `log_level`: no
 # `_meta` logLevel), so a conformant server sends it none: log tolerance has nothing to
@@ -188,7 +224,8 @@ R3 = (Pin("SKIP", "stateless.era-probe", ("2025-11-25",), ("stdio",)),)
 # R4: a client that refuses (locally, sending nothing) to call a task-required tool outside
 # a task does not breach TL-9; the TypeScript SDK does so and passes.
 
-MCP_AUTO = (
+# The mcp SDK adapter has every 1.1 operation but tasks and listen.
+_PYTHON_SDK = (
     *F1,
     *F2,
     *F3,
@@ -205,16 +242,34 @@ MCP_AUTO = (
     *NO_SET_LEVEL,
     *NO_AUTH_DECLARED,
 )
+MCP_AUTO = (
+    *_PYTHON_SDK,
+    *F14,
+    *F15,
+    *F16,
+    *_skipped("tools-tasks-polling", "http-listen-relisten"),
+)
 
 # fastmcp (built on the mcp SDK) gets the same verdicts; on its SSE transport it treats
-# "auto" as "legacy" and sends no probe, which changes no verdict. It opts in to log
-# messages at 2026-07-28, so it has no N4.
-FASTMCP = MCP_AUTO
+# "auto" as "legacy" and sends no probe, which changes no verdict. fastmcp.Client has no
+# resource subscription (nor tasks, nor listen). It opts in to log messages at 2026-07-28,
+# so it has no N4.
+FASTMCP = (
+    *_PYTHON_SDK,
+    *F14,
+    *F16,
+    *_skipped(
+        "features-subscribe",
+        "features-subscribe-undeclared",
+        "tools-tasks-polling",
+        "http-listen-relisten",
+    ),
+)
 MCP_AUTO = (*MCP_AUTO, *NO_LOG_OPT_IN)
 
 # The TypeScript SDK 1.32 has no 2026-07-28 revision, and its driver says so: every item
 # at 2026-07-28 is a SKIP.
-TYPESCRIPT_SDK = (
+_TYPESCRIPT_SDK = (
     *F1,
     *F2,
     *F4,
@@ -228,6 +283,10 @@ TYPESCRIPT_SDK = (
     *NO_AUTH_DECLARED,
     Pin("SKIP", ANY, MODERN),
 )
+# Its 1.1 driver has every operation but tasks (and listen, at 2026-07-28 only).
+TYPESCRIPT_SDK = (*_TYPESCRIPT_SDK, *F14, *F15, *F16, *_skipped("tools-tasks-polling"))
+# The v1 driver: what it passed before, and SKIP wherever a 1.1 operation is needed.
+TYPESCRIPT_SDK_V1 = (*_TYPESCRIPT_SDK, *_skipped(*OPERATION_SCENARIOS))
 
 
 def _expected(pins: tuple[Pin, ...], items: set[Key]) -> tuple[dict[Key, str], list[Pin]]:
@@ -404,3 +463,20 @@ def test_official_typescript_sdk(
     driver = shlex.join(["node", str(TS_DRIVER / "driver.mjs")])
     result, verdicts = _run_suite(pytester, monkeypatch, f"--mcp-driver={driver}")
     _assert_pinned(result, verdicts, TYPESCRIPT_SDK, "@modelcontextprotocol/sdk")
+
+
+def test_typescript_sdk_through_a_v1_driver(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Backward compatibility of driver protocol 1.1: the v1 driver passes what it did."""
+    if shutil.which("node") is None:
+        pytest.fail("node is not on PATH: the TypeScript SDK driver needs Node 20 or later")
+    modules = TS_DRIVER / "node_modules"
+    if not (modules / "@modelcontextprotocol" / "sdk").is_dir():
+        pytest.fail("run `npm ci --prefix examples/drivers/typescript-sdk` first")
+    # The frozen copy beside the example's node_modules, so that Node resolves the SDK.
+    (tmp_path / "node_modules").symlink_to(modules, target_is_directory=True)
+    shutil.copy(TS_DRIVER_V1, tmp_path / "driver.mjs")
+    driver = shlex.join(["node", str(tmp_path / "driver.mjs")])
+    result, verdicts = _run_suite(pytester, monkeypatch, f"--mcp-driver={driver}")
+    _assert_pinned(result, verdicts, TYPESCRIPT_SDK_V1, "@modelcontextprotocol/sdk")

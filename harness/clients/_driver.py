@@ -1,4 +1,5 @@
-"""The driver binding: the client contract over a subprocess speaking driver protocol v1.
+"""The driver binding: the client contract over a subprocess speaking driver protocol 1.1
+(or v1: a v1 driver names no 1.1 operation in `supports`, so none is ever sent to it).
 
 A driver wraps a client written in any language (docs/driver-protocol.md). It prints a
 hello line, then answers one JSON command per line with a reply carrying the same id, and
@@ -13,12 +14,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import os
 import signal
+import threading
 from collections import deque
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Coroutine, Mapping, Sequence
+from typing import Any, TypeVar
 
 from harness.clients._contract import (
     ClientError,
@@ -30,9 +33,12 @@ from harness.clients._contract import (
     Target,
 )
 
-__all__ = ["DRIVER_PROTOCOL", "DriverClient"]
+__all__ = ["DRIVER_PROTOCOL", "DRIVER_PROTOCOLS", "DriverClient", "DriverPool", "PooledDriver"]
 
-DRIVER_PROTOCOL = "mcp-testbench-driver/1"
+T = TypeVar("T")
+
+DRIVER_PROTOCOL = "mcp-testbench-driver/1.1"
+DRIVER_PROTOCOLS = frozenset({"mcp-testbench-driver/1", DRIVER_PROTOCOL})
 _KINDS: frozenset[str] = frozenset(
     {"protocol", "transport", "timeout", "unsupported", "tool", "other"}
 )
@@ -82,6 +88,11 @@ class DriverClient:
     @property
     def supports(self) -> frozenset[str]:
         return frozenset(str(s) for s in self._hello.get("supports") or [])
+
+    @property
+    def reusable(self) -> bool:
+        """Whether the hello offers the process for reuse (1.1 `"reuse": true`)."""
+        return self._hello.get("hello") == DRIVER_PROTOCOL and self._hello.get("reuse") is True
 
     @property
     def diagnostics(self) -> str:
@@ -167,10 +178,12 @@ class DriverClient:
             )
             return
         if "hello" in value and self._hello_seen is not None and not self._hello_seen.done():
-            if value.get("hello") != DRIVER_PROTOCOL:
+            if value.get("hello") not in DRIVER_PROTOCOLS:
                 self._hello_seen.set_exception(
                     ClientError(
-                        "other", f"the driver speaks {value.get('hello')!r}, not {DRIVER_PROTOCOL}"
+                        "other",
+                        f"the driver speaks {value.get('hello')!r}, not "
+                        f"{' or '.join(sorted(DRIVER_PROTOCOLS))}",
                     )
                 )
             else:
@@ -196,6 +209,9 @@ class DriverClient:
             params = value.get("params")
             method = str(value.get("method", ""))
             event = ClientEvent("notification", method, params if isinstance(params, dict) else {})
+        elif value.get("event") == "subscription":
+            fields = {k: v for k, v in value.items() if k != "event"}
+            event = ClientEvent("subscription", params=fields)
         else:
             event = ClientEvent("log", text=str(value.get("text", value)))
         # A failing callback must not end the reader task (every later reply would be lost).
@@ -316,6 +332,74 @@ class DriverClient:
     async def ping(self) -> dict[str, Any]:
         return _object(await self._command("ping", {}, self._timeout()))
 
+    # -- driver protocol 1.1 (sent only when `supports` names the operation) ---------------
+
+    async def set_log_level(self, level: str) -> dict[str, Any]:
+        return _object(await self._command("set_log_level", {"level": level}, self._timeout()))
+
+    async def subscribe_resource(self, uri: str) -> dict[str, Any]:
+        return _object(await self._command("subscribe_resource", {"uri": uri}, self._timeout()))
+
+    async def unsubscribe_resource(self, uri: str) -> dict[str, Any]:
+        fields = {"uri": uri}
+        return _object(await self._command("unsubscribe_resource", fields, self._timeout()))
+
+    async def listen(self, notifications: Mapping[str, Any]) -> dict[str, Any]:
+        fields = {"notifications": dict(notifications)}
+        return _object(await self._command("listen", fields, self._timeout()))
+
+    async def complete(
+        self,
+        ref: Mapping[str, Any],
+        argument: Mapping[str, Any],
+        context: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        fields: dict[str, Any] = {"ref": dict(ref), "argument": dict(argument)}
+        if context is not None:
+            fields["context"] = dict(context)
+        return _object(await self._command("complete", fields, self._timeout()))
+
+    async def list_resource_templates(self) -> dict[str, Any]:
+        return _object(await self._command("list_resource_templates", {}, self._timeout()))
+
+    async def set_roots(self, roots: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+        fields = {"roots": [dict(root) for root in roots]}
+        return _object(await self._command("set_roots", fields, self._timeout()))
+
+    async def call_tool_as_task(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        task: Mapping[str, Any] | None = None,
+        timeout: float | None = None,
+    ) -> dict[str, Any]:
+        fields: dict[str, Any] = {
+            "name": name,
+            "arguments": dict(arguments or {}),
+            "task": dict(task or {}),
+        }
+        if timeout is not None:
+            fields["timeoutMs"] = int(timeout * 1000)
+        return _object(await self._command("call_tool", fields, self._timeout(timeout)))
+
+    async def get_task(self, task_id: str) -> dict[str, Any]:
+        return _object(await self._command("get_task", {"taskId": task_id}, self._timeout()))
+
+    async def task_result(self, task_id: str) -> dict[str, Any]:
+        return _object(await self._command("task_result", {"taskId": task_id}, self._timeout()))
+
+    async def cancel_task(self, task_id: str) -> dict[str, Any]:
+        return _object(await self._command("cancel_task", {"taskId": task_id}, self._timeout()))
+
+    async def reset(self) -> None:
+        """1.1, only for a `reusable` driver: end this client, keep the process; the next
+        `connect` makes a new client instance in it."""
+        if not self.reusable:
+            raise ClientError("unsupported", "the driver's hello offers no reuse")
+        await self._command("reset", {}, 10.0)
+        self._options = ConnectOptions()  # the old client's events reach nobody
+
     async def close(self) -> None:
         """Ask the driver to close, then make sure it is gone: stdin closed, SIGTERM, SIGKILL."""
         process = self._process
@@ -365,3 +449,158 @@ def _object(value: Any) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise ClientError("crash", f"the driver's value is not a JSON object: {value!r}")
     return value
+
+
+class _Host:
+    """A thread with an event loop of its own, where kept driver processes live: each
+    scenario runs on a loop of its own (harness/_run.py), and an asyncio subprocess
+    belongs to the loop that started it."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(
+            target=self.loop.run_forever, name="mcp-testbench drivers", daemon=True
+        )
+        self._thread.start()
+
+    async def run(self, coroutine: Coroutine[Any, Any, T]) -> T:
+        """Run `coroutine` on the host loop; cancelling the caller cancels it there."""
+        future = asyncio.run_coroutine_threadsafe(coroutine, self.loop)
+        return await asyncio.wrap_future(future)
+
+    def stop(self) -> None:
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self._thread.join(10.0)
+        if not self._thread.is_alive():
+            self.loop.close()
+
+
+class DriverPool:
+    """Driver processes kept across scenarios, for a driver whose hello offers reuse
+    (1.1 `"reuse": true`): each scenario gets a new client instance (`reset`, then
+    `connect`) in a process that stays. A driver that offers no reuse gets a process per
+    scenario, exactly as without the pool. `close()` ends every kept process."""
+
+    def __init__(self, argv: Sequence[str], **options: Any) -> None:
+        self.argv = list(argv)
+        self._options = options
+        self._lock = threading.Lock()
+        self._idle: list[DriverClient] = []
+        self._host: _Host | None = None
+        self.reuse: bool | None = None  # None: no hello seen yet
+
+    def client(self) -> DriverClient | PooledDriver:
+        """The client for one scenario."""
+        if self.reuse is False:
+            return DriverClient(self.argv, **self._options)
+        return PooledDriver(self)
+
+    def _host_loop(self) -> _Host:
+        with self._lock:
+            if self._host is None:
+                self._host = _Host()
+            return self._host
+
+    def _take(self) -> DriverClient | None:
+        with self._lock:
+            return self._idle.pop() if self._idle else None
+
+    def _keep(self, driver: DriverClient) -> None:
+        with self._lock:
+            self._idle.append(driver)
+
+    def close(self) -> None:
+        with self._lock:
+            idle, self._idle = self._idle, []
+            host, self._host = self._host, None
+        if host is None:
+            return
+        for driver in idle:
+            future = asyncio.run_coroutine_threadsafe(driver.close(), host.loop)
+            with contextlib.suppress(Exception):
+                future.result(30.0)
+        host.stop()
+
+
+class PooledDriver:
+    """One scenario's client: a kept driver process (or a new one) on the pool's host
+    loop, reset at the end of the scenario instead of closed when it offers reuse."""
+
+    def __init__(self, pool: DriverPool) -> None:
+        self._pool = pool
+        self._host = pool._host_loop()
+        self._driver: DriverClient | None = None
+
+    def _the_driver(self) -> DriverClient:
+        if self._driver is None:
+            self._driver = self._pool._take() or DriverClient(
+                self._pool.argv, **self._pool._options
+            )
+        return self._driver
+
+    @property
+    def name(self) -> str:
+        return self._the_driver().name
+
+    @property
+    def version(self) -> str:
+        return self._the_driver().version
+
+    @property
+    def supports(self) -> frozenset[str]:
+        return self._the_driver().supports
+
+    @property
+    def diagnostics(self) -> str:
+        return self._the_driver().diagnostics
+
+    async def prepare(self) -> None:
+        driver = self._the_driver()
+        await self._host.run(driver.prepare())
+        self._pool.reuse = driver.reusable
+
+    async def connect(self, target: Target, options: ConnectOptions) -> dict[str, Any]:
+        # Events reach the scenario on its own loop, never after it ended.
+        loop = asyncio.get_running_loop()
+        deliver = options.on_event
+
+        def on_event(event: ClientEvent) -> None:
+            if deliver is not None and not loop.is_closed():
+                with contextlib.suppress(RuntimeError):
+                    loop.call_soon_threadsafe(deliver, event)
+
+        shown = dataclasses.replace(options, on_event=on_event)
+        return await self._host.run(self._the_driver().connect(target, shown))
+
+    def __getattr__(self, op: str) -> Any:
+        # Every other operation of the contract (list_tools, call_tool, the 1.1 ones):
+        # the driver's own, run on the host loop.
+        if op.startswith("_"):
+            raise AttributeError(op)
+        method = getattr(self._the_driver(), op)
+
+        async def run(*args: Any, **kwargs: Any) -> Any:
+            return await self._host.run(method(*args, **kwargs))
+
+        return run
+
+    async def close(self) -> None:
+        driver = self._driver
+        if driver is None:
+            return
+        self._driver = None
+        if driver.reusable and await self._host.run(_reset(driver)):
+            self._pool._keep(driver)
+            return
+        await self._host.run(driver.close())
+
+
+async def _reset(driver: DriverClient) -> bool:
+    """Whether the driver took a `reset` and can serve the next scenario."""
+    if driver._exit_note or driver._process is None or driver._process.returncode is not None:
+        return False
+    try:
+        await driver.reset()
+    except ClientError:
+        return False
+    return not driver._pending

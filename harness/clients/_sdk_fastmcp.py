@@ -23,7 +23,7 @@ Choices, and why:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from harness.clients._contract import (
@@ -38,6 +38,7 @@ from harness.clients._contract import (
 )
 from harness.clients._sdk_mcp import (
     SdkHolder,
+    deprecated_quietly,
     distribution_version,
     emit,
     require,
@@ -76,6 +77,7 @@ class FastMcpClient:
         self._client: fastmcp.Client[Any] | None = None
         self._options = ConnectOptions()
         self._state: Literal["new", "open", "closed"] = "new"
+        self._roots: list[mcp_types.Root] | None = None  # set_roots changes them
 
     @property
     def name(self) -> str:
@@ -104,6 +106,10 @@ class FastMcpClient:
             "progress",
             "cancel",
         }
+        # Driver protocol 1.1: fastmcp.Client has set_logging_level, complete,
+        # list_resource_templates, set_roots and send_roots_list_changed; no resource
+        # subscription, listen or task API.
+        features |= {"set_log_level", "complete", "list_resource_templates", "set_roots"}
         handshake = self._mode != "2026-07-28"
         if handshake:
             features |= {"sse-legacy", "ping"}
@@ -155,8 +161,7 @@ class FastMcpClient:
         assert isinstance(target, HttpTarget)
         return StreamableHttpTransport(target.url, headers=dict(target.headers) or None)
 
-    @staticmethod
-    def _handlers(handlers: Handlers) -> dict[str, Any]:
+    def _handlers(self, handlers: Handlers) -> dict[str, Any]:
         """Handlers only for what the harness gave answers for: fastmcp declares a
         capability exactly when its handler is set."""
         import mcp_types
@@ -183,7 +188,14 @@ class FastMcpClient:
 
             chosen["elicitation_handler"] = elicitation
         if handlers.roots is not None:
-            chosen["roots"] = [mcp_types.Root.model_validate(dict(root)) for root in handlers.roots]
+            # A handler, not a list: fastmcp's set_roots() only reaches a session started
+            # later, so an application whose roots change answers from its own state.
+            self._roots = [mcp_types.Root.model_validate(dict(root)) for root in handlers.roots]
+
+            def roots(context: Any) -> list[mcp_types.Root]:
+                return list(self._roots or [])
+
+            chosen["roots"] = roots
         return chosen
 
     async def _on_message(self, message: IncomingMessage) -> None:
@@ -283,6 +295,53 @@ class FastMcpClient:
     async def ping(self) -> dict[str, Any]:
         client = self._open()
         await self._holder.call(client.ping)
+        return {}
+
+    # Driver protocol 1.1 ------------------------------------------------------------
+
+    async def set_log_level(self, level: str) -> dict[str, Any]:
+        client = self._open()
+        with deprecated_quietly():
+            await self._holder.call(lambda: client.set_logging_level(level))  # type: ignore[arg-type]
+        return {}
+
+    async def complete(
+        self,
+        ref: Mapping[str, Any],
+        argument: Mapping[str, Any],
+        context: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        import mcp_types
+
+        client = self._open()
+        reference: mcp_types.PromptReference | mcp_types.ResourceTemplateReference
+        if ref.get("type") == "ref/prompt":
+            reference = mcp_types.PromptReference.model_validate(dict(ref))
+        else:
+            reference = mcp_types.ResourceTemplateReference.model_validate(dict(ref))
+        chosen = {str(k): str(v) for k, v in argument.items()}
+        arguments = (context or {}).get("arguments")
+        completion = await self._holder.call(
+            lambda: client.complete(
+                reference, chosen, dict(arguments) if isinstance(arguments, dict) else None
+            )
+        )
+        return {"completion": to_json(completion)}
+
+    async def list_resource_templates(self) -> dict[str, Any]:
+        client = self._open()
+        templates = await self._holder.call(client.list_resource_templates)
+        return {"resourceTemplates": [to_json(template) for template in templates]}
+
+    async def set_roots(self, roots: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+        import mcp_types
+
+        client = self._open()
+        if self._roots is None:
+            raise ClientError("unsupported", "connect gave the client no roots")
+        self._roots = [mcp_types.Root.model_validate(dict(root)) for root in roots]
+        with deprecated_quietly():
+            await self._holder.call(client.send_roots_list_changed)
         return {}
 
     async def close(self) -> None:

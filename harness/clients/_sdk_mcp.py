@@ -23,10 +23,12 @@ The SDK is imported when a client is made (`require`), never by importing `harne
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import importlib.util
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+import warnings
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, suppress
 from importlib import metadata
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
@@ -56,6 +58,7 @@ if TYPE_CHECKING:
 __all__ = [
     "McpSdkClient",
     "SdkHolder",
+    "deprecated_quietly",
     "distribution_version",
     "emit",
     "legacy_client",
@@ -311,6 +314,7 @@ class McpSdkClient:
         self._client: mcp.Client | None = None
         self._options = ConnectOptions()
         self._state: Literal["new", "open", "closed"] = "new"
+        self._roots: list[dict[str, Any]] | None = None  # set_roots changes them
 
     @property
     def name(self) -> str:
@@ -340,6 +344,12 @@ class McpSdkClient:
             "progress",
             "cancel",
         }
+        # Driver protocol 1.1: mcp.Client has set_logging_level, subscribe_resource and
+        # unsubscribe_resource, complete, list_resource_templates and send_roots_list_changed
+        # (its list-roots callback declares roots.listChanged). Its listen() is a context
+        # manager of typed events, not kept here (no "listen"); no task API ("tasks").
+        features |= {"set_log_level", "subscribe_resource", "complete", "list_resource_templates"}
+        features |= {"set_roots"}
         handshake = self._mode != "2026-07-28"
         if handshake:
             features |= {"sse-legacy", "ping"}
@@ -419,12 +429,10 @@ class McpSdkClient:
 
             callbacks["elicitation_callback"] = elicitation
         if handlers.roots is not None:
-            roots = mcp_types.ListRootsResult.model_validate(
-                {"roots": [dict(root) for root in handlers.roots]}
-            )
+            self._roots = [dict(root) for root in handlers.roots]
 
             async def list_roots(context: ClientRequestContext) -> mcp_types.ListRootsResult:
-                return roots
+                return mcp_types.ListRootsResult.model_validate({"roots": self._roots})
 
             callbacks["list_roots_callback"] = list_roots
         return callbacks
@@ -527,11 +535,80 @@ class McpSdkClient:
         await self._holder.call(lambda: client.session.send_ping())
         return {}
 
+    # Driver protocol 1.1 ------------------------------------------------------------
+
+    async def set_log_level(self, level: str) -> dict[str, Any]:
+        client = self._open()
+        with deprecated_quietly():
+            await self._holder.call(lambda: client.set_logging_level(level))  # type: ignore[arg-type]
+        return {}
+
+    async def subscribe_resource(self, uri: str) -> dict[str, Any]:
+        client = self._open()
+        with deprecated_quietly():
+            await self._holder.call(lambda: client.subscribe_resource(uri))
+        return {}
+
+    async def unsubscribe_resource(self, uri: str) -> dict[str, Any]:
+        client = self._open()
+        with deprecated_quietly():
+            await self._holder.call(lambda: client.unsubscribe_resource(uri))
+        return {}
+
+    async def complete(
+        self,
+        ref: Mapping[str, Any],
+        argument: Mapping[str, Any],
+        context: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        import mcp_types
+
+        client = self._open()
+        reference: mcp_types.PromptReference | mcp_types.ResourceTemplateReference
+        if ref.get("type") == "ref/prompt":
+            reference = mcp_types.PromptReference.model_validate(dict(ref))
+        else:
+            reference = mcp_types.ResourceTemplateReference.model_validate(dict(ref))
+        chosen = {str(k): str(v) for k, v in argument.items()}
+        arguments = (context or {}).get("arguments")
+        result = await self._holder.call(
+            lambda: client.complete(
+                reference, chosen, dict(arguments) if isinstance(arguments, dict) else None
+            )
+        )
+        return to_json(result)
+
+    async def list_resource_templates(self) -> dict[str, Any]:
+        client = self._open()
+        return await self._all_pages(
+            "resourceTemplates", lambda cursor: client.list_resource_templates(cursor=cursor)
+        )
+
+    async def set_roots(self, roots: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+        client = self._open()
+        if self._roots is None:
+            raise ClientError("unsupported", "connect gave the client no roots")
+        self._roots = [dict(root) for root in roots]
+        with deprecated_quietly():
+            await self._holder.call(client.send_roots_list_changed)
+        return {}
+
     async def close(self) -> None:
         if self._state == "closed":
             return
         self._state = "closed"
         await self._holder.close()  # leaves `async with`: stdin closed, DELETE sent, ...
+
+
+@contextlib.contextmanager
+def deprecated_quietly() -> Iterator[None]:
+    """The SDK warns that these 2025-era calls are deprecated in 2026-07-28; an application
+    on a 2025 server calls them all the same, and a warning must not become a failure."""
+    from mcp.shared.exceptions import MCPDeprecationWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MCPDeprecationWarning)
+        yield
 
 
 def legacy_client() -> McpSdkClient:

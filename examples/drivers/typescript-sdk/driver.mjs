@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// An mcp-testbench driver (driver protocol v1) for the official TypeScript SDK client
+// An mcp-testbench driver (driver protocol 1.1) for the official TypeScript SDK client
 // (@modelcontextprotocol/sdk 1.32). See docs/driver-protocol.md.
 //
 //   npm ci --prefix examples/drivers/typescript-sdk
@@ -28,7 +28,7 @@ import {
   SUPPORTED_PROTOCOL_VERSIONS,
 } from '@modelcontextprotocol/sdk/types.js';
 
-const PROTOCOL = 'mcp-testbench-driver/1';
+const PROTOCOL = 'mcp-testbench-driver/1.1';
 const CANCELLED = 'cancelled by the harness';
 const MAX_PAGES = 1000;
 // The revisions the harness knows that this SDK negotiates (it has none of 2026-07-28).
@@ -65,7 +65,9 @@ const session = {
   closed: false, // the SDK reported the connection closed
   protocolVersion: undefined, // as the initialize result carried it
   serverErrors: new Set(), // messages of JSON-RPC errors the server really sent
+  roots: null, // the roots the client answers roots/list with (set_roots changes them)
 };
+const fresh = { ...session, serverErrors: null }; // what `reset` starts the next client from
 const running = new Map(); // command id -> { controller, done }
 
 function makeTransport(spec) {
@@ -100,7 +102,8 @@ async function connect(command, signal) {
   const capabilities = {}; // declared only for the features the harness gave answers for
   if (handlers.sampling != null) capabilities.sampling = {};
   if (handlers.elicitation != null) capabilities.elicitation = {}; // {} means form mode
-  if (handlers.roots != null) capabilities.roots = {};
+  // listChanged: set_roots changes the roots, and the client then says so.
+  if (handlers.roots != null) capabilities.roots = { listChanged: true };
   const info = { name: 'mcp-testbench-driver', version: sdkVersion() };
   const client = new Client(info, { capabilities });
   if (capabilities.sampling) {
@@ -110,13 +113,17 @@ async function connect(command, signal) {
     client.setRequestHandler(ElicitRequestSchema, () => handlers.elicitation);
   }
   if (capabilities.roots) {
-    client.setRequestHandler(ListRootsRequestSchema, () => ({ roots: handlers.roots }));
+    session.roots = handlers.roots;
+    client.setRequestHandler(ListRootsRequestSchema, () => ({ roots: session.roots }));
   }
   // Every notification the SDK has no handler of its own for reaches the application here.
+  // Nothing from a client that a `reset` has thrown away.
   client.fallbackNotificationHandler = async (n) => {
+    if (session.client !== client) return;
     write({ event: 'notification', method: n.method, params: n.params ?? {} });
   };
   client.onerror = (error) => {
+    if (session.client !== client) return;
     write({ event: 'log', text: `client error: ${error?.message ?? error}` });
   };
   client.onclose = () => {
@@ -158,6 +165,12 @@ async function perform(command, signal) {
     running.get(command.target)?.controller.abort(CANCELLED);
     return {};
   }
+  if (command.op === 'reset') {
+    // 1.1 (hello `reuse`): end this client as `close` would, keep the process, start afresh.
+    await endClient(command.id);
+    Object.assign(session, fresh, { serverErrors: new Set() });
+    return {};
+  }
   const { client } = session;
   if (!client) throw new Failure('other', `${command.op} before connect`);
   const options = { signal, timeout: session.timeoutMs };
@@ -186,6 +199,31 @@ async function perform(command, signal) {
       return client.getPrompt({ name: command.name, arguments: command.arguments ?? {} }, options);
     case 'ping':
       await client.ping(options);
+      return {};
+    // Driver protocol 1.1. The driver checks no server capability itself: whether the
+    // client sends a request the server did not declare is what the checks judge.
+    case 'set_log_level':
+      await client.setLoggingLevel(command.level, options);
+      return {};
+    case 'subscribe_resource':
+      await client.subscribeResource({ uri: command.uri }, options);
+      return {};
+    case 'unsubscribe_resource':
+      await client.unsubscribeResource({ uri: command.uri }, options);
+      return {};
+    case 'complete': {
+      const params = { ref: command.ref, argument: command.argument };
+      if (command.context !== undefined) params.context = command.context;
+      return client.complete(params, options);
+    }
+    case 'list_resource_templates':
+      return allPages('resourceTemplates', (params) =>
+        client.listResourceTemplates(params, options),
+      );
+    case 'set_roots':
+      if (session.roots === null) throw new Failure('unsupported', 'connect gave no roots');
+      session.roots = command.roots ?? [];
+      await client.sendRootsListChanged(); // it declared roots.listChanged
       return {};
     default:
       throw new Failure('unsupported', `this driver has no op ${JSON.stringify(command.op)}`);
@@ -234,11 +272,12 @@ function run(command) {
   })();
 }
 
-// `close` (reply, then exit 0) or the end of stdin (the harness is gone: just exit 0).
-async function shutdown(closeId) {
+const bounded = (promise, ms) =>
+  Promise.race([promise.catch(() => {}), new Promise((r) => setTimeout(r, ms).unref())]);
+
+// End the client as its application would; `close` and `reset` both do this.
+async function endClient(except) {
   const { client, transport } = session;
-  const bounded = (promise, ms) =>
-    Promise.race([promise.catch(() => {}), new Promise((r) => setTimeout(r, ms).unref())]);
   if (client) {
     // An application ending its HTTP session says so (DELETE); client.close() alone does not.
     if (transport?.sessionId !== undefined && transport.terminateSession) {
@@ -246,7 +285,13 @@ async function shutdown(closeId) {
     }
     await bounded(client.close(), 5000); // pending requests fail now, and reply
   }
-  await bounded(Promise.allSettled([...running.values()].map((e) => e.done)), 5000);
+  const others = [...running.entries()].filter(([id]) => id !== except).map(([, e]) => e.done);
+  await bounded(Promise.allSettled(others), 5000);
+}
+
+// `close` (reply, then exit 0) or the end of stdin (the harness is gone: just exit 0).
+async function shutdown(closeId) {
+  await endClient();
   if (closeId === undefined) process.exit(0);
   process.stdout.write(`${JSON.stringify({ id: closeId, ok: true, value: {} })}\n`, () =>
     process.exit(0),
@@ -259,7 +304,10 @@ write({
   supports: [
     'stdio', 'http', 'sse-legacy', 'tools', 'resources', 'prompts', 'sampling', 'elicitation',
     'roots', 'ping', 'cancel', 'progress', 'logging', ...REVISIONS,
+    // 1.1 operations (no tasks: the SDK's task API is experimental; no listen: no 2026).
+    'set_log_level', 'subscribe_resource', 'complete', 'list_resource_templates', 'set_roots',
   ],
+  reuse: true, // `reset` ends the client and keeps this process for the next scenario
 });
 
 let closing = false;

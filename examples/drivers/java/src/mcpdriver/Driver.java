@@ -151,10 +151,11 @@ public final class Driver {
             message = Json.obj("id", id, "ok", true, "value", value == null ? new LinkedHashMap<String, Object>() : value);
         } catch (Throwable e) {
             message = Json.obj("id", id, "ok", false, "error", errorOf(e, cancelled.contains(id)));
-        } finally {
-            running.remove(id);
         }
         write(message);
+        // Only now: close waits for the running commands, whose replies come before its own.
+        running.remove(id);
+        cancelled.remove(id);
     }
 
     private Object perform(Map<String, Object> command) throws Exception {

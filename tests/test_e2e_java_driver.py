@@ -63,8 +63,8 @@ J4 = (Pin("FAIL", "tools.task-augmentation", ("2025-11-25",), OWN),)
 # with the form-mode answer instead of error -32602.
 J5 = (Pin("FAIL", "features.elicitation-undeclared-mode", ("2025-11-25",), OWN),)
 
-# J6 (HT-3/LC-9): a POST whose SSE stream breaks before the response: the request waits for
-# its time-out (F13 of the TypeScript SDK).
+# J6 (HT-3/LC-9): a POST whose answer breaks (a JSON body cut short, an SSE stream cut in the
+# response event) is only logged: the request waits for its time-out (like F13).
 J6 = (Pin("WARN", "http.dropped-connection-surfaced", STREAMABLE, ("http",)),)
 
 # J7 (HT-7, SHOULD): a response stream closed before the response is not resumed with

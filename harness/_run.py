@@ -26,6 +26,7 @@ from typing import Any
 import anyio
 
 from harness.clients._contract import (
+    OPERATIONS,
     ClientError,
     ClientEvent,
     ConnectOptions,
@@ -428,9 +429,9 @@ def _declares(
     supports: frozenset[str], transport: str, revision: str, requires: frozenset[str]
 ) -> bool:
     """Whether the client declared what the run needs (a client that declares nothing is
-    tried on everything, and judged)."""
+    tried on everything, and judged; but a driver protocol 1.1 operation is never assumed)."""
     if not supports:
-        return True
+        return not requires & OPERATIONS
     revisions = [r for r in REVISIONS if r in supports]
     return (
         transport in supports and requires <= supports and (not revisions or revision in revisions)
@@ -503,6 +504,7 @@ async def _drive(
         )
         run.operations = session.operations
         run.waits = session.waits
+        session.events = events  # what the client surfaced so far, for the drive's waits
         with anyio.move_on_after(op_timeout * _DRIVE_BOUND) as scope:
             await scenario.drive(session)
         if scope.cancelled_caught:

@@ -859,6 +859,7 @@ class HttpMock:
             request_method=message.method,
             violation=delivery.violation,
             origin=delivery.origin,
+            keep_open=delivery.sse.get("keep_open") is True,
         )
         for item in stream.plan.items:
             if item.kind != "response" and item.origin:

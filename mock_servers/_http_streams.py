@@ -64,6 +64,7 @@ class Plan:
     request_method: str | None = None  # what the response answers (for the send gate)
     violation: str | None = None  # the script's mark on the response
     origin: str = ""
+    keep_open: bool = False  # sse.keep_open: the stream stays open after the response
 
 
 class SseStream:
@@ -307,7 +308,7 @@ class StreamHub:
             played = await self._play_plan(ex, stream, stream.plan)
             if played in ("closed", "dropped"):
                 return played
-            if played == "done" and stream.kind in ("post", "listen"):
+            if played == "done" and stream.kind in ("post", "listen") and not stream.plan.keep_open:
                 return "complete"
         return await self._pump(ex, stream, tg)
 

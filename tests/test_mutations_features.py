@@ -872,7 +872,8 @@ NOT_JUDGED = {
 
 # Items the reference client gets N/A on, honestly: the condition never arises for it.
 NOT_PROVOKED = {
-    # The client contract cannot ask for logging/setLevel; the reference never sends it.
+    # Only features-set-level* ask for a level (driver protocol 1.1 set_log_level); the
+    # reference never sends logging/setLevel on its own, so elsewhere it is N/A.
     "features.set-level-only-if-declared",
 }
 

@@ -1,19 +1,21 @@
 """The client contract: what the harness asks of a client under test.
 
-It mirrors driver protocol v1 (docs/driver-protocol.md) operation for operation, so a
+It mirrors driver protocol 1.1 (docs/driver-protocol.md) operation for operation, so a
 Python factory and a driver in another language are judged by the same checks. A factory
 (`--mcp-client=module:attr`) returns an object with these methods; a driver binding
-implements them over a subprocess.
+implements them over a subprocess. The 1.1 operations (`McpClientExtras`) are optional: the
+harness calls one only when `supports` names it (OPERATIONS), so a v1 client needs none.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
 __all__ = [
     "FEATURES",
+    "OPERATIONS",
     "ClientError",
     "ClientEvent",
     "ConnectOptions",
@@ -21,6 +23,7 @@ __all__ = [
     "Handlers",
     "HttpTarget",
     "McpClient",
+    "McpClientExtras",
     "SseLegacyTarget",
     "StdioTarget",
     "Target",
@@ -43,6 +46,21 @@ FEATURES = frozenset(
         "cancel",
         "progress",
         "logging",
+    }
+)
+
+#: Driver protocol 1.1 operations a client may name in `supports`; never assumed (an empty
+#: `supports` does not imply them). `tasks` covers task-augmented call_tool and the
+#: get_task / task_result / cancel_task operations; `subscribe_resource` covers unsubscribing.
+OPERATIONS = frozenset(
+    {
+        "set_log_level",
+        "subscribe_resource",
+        "listen",
+        "complete",
+        "list_resource_templates",
+        "set_roots",
+        "tasks",
     }
 )
 
@@ -119,9 +137,11 @@ class Handlers:
 
 @dataclass(frozen=True)
 class ClientEvent:
-    """Something the client surfaced to its application: a notification, or a log line."""
+    """Something the client surfaced to its application: a notification, a log line, or
+    (2026-07-28 `listen`) a change of a subscription's state: `params` holds `state`
+    (`acknowledged`, `ended`, `error`) and `notifications`, `reason` or `message`."""
 
-    event: Literal["notification", "log"]
+    event: Literal["notification", "log", "subscription"]
     method: str = ""
     params: Mapping[str, Any] = field(default_factory=dict)
     text: str = ""
@@ -193,3 +213,60 @@ class McpClient(Protocol):
     async def close(self) -> None:
         """End the session and release everything (processes, connections)."""
         ...
+
+
+@runtime_checkable
+class McpClientExtras(Protocol):
+    """The driver protocol 1.1 operations. A client implements those it names in
+    `supports` (OPERATIONS); each may raise ClientError, `unsupported` when the client
+    refuses locally (say, the server did not declare the capability)."""
+
+    async def set_log_level(self, level: str) -> dict[str, Any]:
+        """logging/setLevel; `{}`."""
+        ...
+
+    async def subscribe_resource(self, uri: str) -> dict[str, Any]:
+        """resources/subscribe; `{}`. Updates then arrive as notification events."""
+        ...
+
+    async def unsubscribe_resource(self, uri: str) -> dict[str, Any]: ...
+
+    async def listen(self, notifications: Mapping[str, Any]) -> dict[str, Any]:
+        """2026-07-28 subscriptions/listen with this filter; returns once acknowledged:
+        `{"notifications": {...}}`. The subscription lives until close()."""
+        ...
+
+    async def complete(
+        self,
+        ref: Mapping[str, Any],
+        argument: Mapping[str, Any],
+        context: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """completion/complete; the CompleteResult."""
+        ...
+
+    async def list_resource_templates(self) -> dict[str, Any]:
+        """`{"resourceTemplates": [...]}`, all pages."""
+        ...
+
+    async def set_roots(self, roots: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+        """The client's roots change to `roots` (and it says so, if it declared listChanged)."""
+        ...
+
+    async def call_tool_as_task(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        task: Mapping[str, Any] | None = None,
+        timeout: float | None = None,
+    ) -> dict[str, Any]:
+        """A task-augmented tools/call (driver protocol: `call_tool` with `task`): the
+        CreateTaskResult, or the final CallToolResult if the client waits itself."""
+        ...
+
+    async def get_task(self, task_id: str) -> dict[str, Any]: ...
+
+    async def task_result(self, task_id: str) -> dict[str, Any]: ...
+
+    async def cancel_task(self, task_id: str) -> dict[str, Any]: ...

@@ -1,4 +1,5 @@
-"""The driver binding: the client contract over a subprocess speaking driver protocol v1.
+"""The driver binding: the client contract over a subprocess speaking driver protocol 1.1
+(or v1: a v1 driver names no 1.1 operation in `supports`, so none is ever sent to it).
 
 A driver wraps a client written in any language (docs/driver-protocol.md). It prints a
 hello line, then answers one JSON command per line with a reply carrying the same id, and
@@ -30,9 +31,10 @@ from harness.clients._contract import (
     Target,
 )
 
-__all__ = ["DRIVER_PROTOCOL", "DriverClient"]
+__all__ = ["DRIVER_PROTOCOL", "DRIVER_PROTOCOLS", "DriverClient"]
 
-DRIVER_PROTOCOL = "mcp-testbench-driver/1"
+DRIVER_PROTOCOL = "mcp-testbench-driver/1.1"
+DRIVER_PROTOCOLS = frozenset({"mcp-testbench-driver/1", DRIVER_PROTOCOL})
 _KINDS: frozenset[str] = frozenset(
     {"protocol", "transport", "timeout", "unsupported", "tool", "other"}
 )
@@ -82,6 +84,11 @@ class DriverClient:
     @property
     def supports(self) -> frozenset[str]:
         return frozenset(str(s) for s in self._hello.get("supports") or [])
+
+    @property
+    def reusable(self) -> bool:
+        """Whether the hello offers the process for reuse (1.1 `"reuse": true`)."""
+        return self._hello.get("hello") == DRIVER_PROTOCOL and self._hello.get("reuse") is True
 
     @property
     def diagnostics(self) -> str:
@@ -167,10 +174,12 @@ class DriverClient:
             )
             return
         if "hello" in value and self._hello_seen is not None and not self._hello_seen.done():
-            if value.get("hello") != DRIVER_PROTOCOL:
+            if value.get("hello") not in DRIVER_PROTOCOLS:
                 self._hello_seen.set_exception(
                     ClientError(
-                        "other", f"the driver speaks {value.get('hello')!r}, not {DRIVER_PROTOCOL}"
+                        "other",
+                        f"the driver speaks {value.get('hello')!r}, not "
+                        f"{' or '.join(sorted(DRIVER_PROTOCOLS))}",
                     )
                 )
             else:
@@ -196,6 +205,9 @@ class DriverClient:
             params = value.get("params")
             method = str(value.get("method", ""))
             event = ClientEvent("notification", method, params if isinstance(params, dict) else {})
+        elif value.get("event") == "subscription":
+            fields = {k: v for k, v in value.items() if k != "event"}
+            event = ClientEvent("subscription", params=fields)
         else:
             event = ClientEvent("log", text=str(value.get("text", value)))
         # A failing callback must not end the reader task (every later reply would be lost).
@@ -315,6 +327,66 @@ class DriverClient:
 
     async def ping(self) -> dict[str, Any]:
         return _object(await self._command("ping", {}, self._timeout()))
+
+    # -- driver protocol 1.1 (sent only when `supports` names the operation) ---------------
+
+    async def set_log_level(self, level: str) -> dict[str, Any]:
+        return _object(await self._command("set_log_level", {"level": level}, self._timeout()))
+
+    async def subscribe_resource(self, uri: str) -> dict[str, Any]:
+        return _object(await self._command("subscribe_resource", {"uri": uri}, self._timeout()))
+
+    async def unsubscribe_resource(self, uri: str) -> dict[str, Any]:
+        fields = {"uri": uri}
+        return _object(await self._command("unsubscribe_resource", fields, self._timeout()))
+
+    async def listen(self, notifications: Mapping[str, Any]) -> dict[str, Any]:
+        fields = {"notifications": dict(notifications)}
+        return _object(await self._command("listen", fields, self._timeout()))
+
+    async def complete(
+        self,
+        ref: Mapping[str, Any],
+        argument: Mapping[str, Any],
+        context: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        fields: dict[str, Any] = {"ref": dict(ref), "argument": dict(argument)}
+        if context is not None:
+            fields["context"] = dict(context)
+        return _object(await self._command("complete", fields, self._timeout()))
+
+    async def list_resource_templates(self) -> dict[str, Any]:
+        return _object(await self._command("list_resource_templates", {}, self._timeout()))
+
+    async def set_roots(self, roots: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+        fields = {"roots": [dict(root) for root in roots]}
+        return _object(await self._command("set_roots", fields, self._timeout()))
+
+    async def call_tool_as_task(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        task: Mapping[str, Any] | None = None,
+        timeout: float | None = None,
+    ) -> dict[str, Any]:
+        fields: dict[str, Any] = {
+            "name": name,
+            "arguments": dict(arguments or {}),
+            "task": dict(task or {}),
+        }
+        if timeout is not None:
+            fields["timeoutMs"] = int(timeout * 1000)
+        return _object(await self._command("call_tool", fields, self._timeout(timeout)))
+
+    async def get_task(self, task_id: str) -> dict[str, Any]:
+        return _object(await self._command("get_task", {"taskId": task_id}, self._timeout()))
+
+    async def task_result(self, task_id: str) -> dict[str, Any]:
+        return _object(await self._command("task_result", {"taskId": task_id}, self._timeout()))
+
+    async def cancel_task(self, task_id: str) -> dict[str, Any]:
+        return _object(await self._command("cancel_task", {"taskId": task_id}, self._timeout()))
 
     async def close(self) -> None:
         """Ask the driver to close, then make sure it is gone: stdin closed, SIGTERM, SIGKILL."""

@@ -13,7 +13,8 @@ per-request `_meta`, server requests, paging, validation); the transports live i
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Mapping
+import math
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field
 from importlib import metadata
@@ -26,6 +27,7 @@ from referencing.exceptions import Unresolvable
 
 from harness.clients._contract import (
     FEATURES,
+    OPERATIONS,
     ClientError,
     ClientEvent,
     ConnectOptions,
@@ -83,6 +85,7 @@ _MAX_INPUT_ROUNDS = 8  # MRTR retries of one request before giving up
 _MAX_REISSUES = 2  # HM-5 re-issues of one request after broken streams
 _MAX_PAGES = 1000
 _CLOSE_BOUND = 10.0
+_MAX_RELISTENS = 5  # LISTEN: subscriptions/listen opened again at most this often
 
 
 def _package_version() -> str:
@@ -190,6 +193,9 @@ class ReferenceClient:
         self._restart_lock = anyio.Lock()
         self._replies = 0  # answers to server requests not yet sent
         self._replied = anyio.Event()
+        self._roots: tuple[Mapping[str, Any], ...] | None = None  # set_roots: the new roots
+        self._acknowledged: anyio.Event | None = None  # listen: the first acknowledgement
+        self._acknowledgement: dict[str, Any] = {}
 
     @property
     def name(self) -> str:
@@ -201,7 +207,7 @@ class ReferenceClient:
 
     @property
     def supports(self) -> frozenset[str]:
-        return FEATURES | frozenset(REVISIONS)
+        return FEATURES | OPERATIONS | frozenset(REVISIONS)
 
     # Connecting ---------------------------------------------------------------------
 
@@ -402,7 +408,9 @@ class ReferenceClient:
         handlers = self._options.handlers
         capabilities: dict[str, Any] = {}
         if handlers.roots is not None:
-            capabilities["roots"] = {}  # no listChanged: these roots never change
+            # ROOTS: set_roots changes them, and says so (LC-6: declaring listChanged obliges
+            # the client to notify); 2026-07-28 removed roots/list_changed (LC-M5).
+            capabilities["roots"] = {} if is_stateless(revision) else {"listChanged": True}
         if handlers.sampling is not None:
             # SAMPLING: from 2025-11-25 tool use must be declared; the canned answer is what
             # the model says, with the offered tools in view (it may leave them unused).
@@ -615,6 +623,8 @@ class ReferenceClient:
         else:
             params = message.params if isinstance(message.params, dict) else {}
             self._emit(ClientEvent("notification", method=message.method, params=params))
+            if message.method == "notifications/subscriptions/acknowledged":
+                self._subscription_acknowledged(params)
             if message.method == "notifications/tools/list_changed" and self._has("tools"):
                 self._tasks.start_soon(self.list_tools)  # TL-5: refetch
 
@@ -647,7 +657,8 @@ class ReferenceClient:
         if method == "ping":
             return {}  # PING: at any time, before initialized too
         if method == "roots/list" and handlers.roots is not None:
-            return {"roots": [dict(root) for root in handlers.roots]}
+            roots = handlers.roots if self._roots is None else self._roots
+            return {"roots": [dict(root) for root in roots]}
         if method == "sampling/createMessage" and handlers.sampling is not None:
             problem = _tool_history_problem(params.get("messages"))
             if problem is not None:  # SAMPLING: -32602 for a broken tool history
@@ -840,6 +851,174 @@ class ReferenceClient:
         if self._modern:
             raise ClientError("unsupported", "2026-07-28 removed ping (LC-M5)")
         return await self._request("ping")
+
+    # Driver protocol 1.1 operations --------------------------------------------------
+
+    def _declared(self, capability: str, member: str | None = None) -> bool:
+        """Whether the server declared `capability` (with `member` true): unlike _has, an
+        unknown set of capabilities (a 2026 server/discover that failed) declares nothing."""
+        declared = (self._server_capabilities or {}).get(capability)
+        if member is None:
+            return isinstance(declared, dict)
+        return isinstance(declared, dict) and declared.get(member) is True
+
+    def _require_declared(self, capability: str, member: str | None = None) -> None:
+        if self._state != "open":
+            raise ClientError("other", f"the client is {self._state}, not connected")
+        if not self._declared(capability, member):
+            # LC-7: only negotiated capabilities; nothing is sent.
+            what = f"{capability}.{member}" if member else capability
+            raise ClientError("unsupported", f"the server did not declare {what!r}")
+
+    async def set_log_level(self, level: str) -> dict[str, Any]:
+        if self._modern:
+            raise ClientError("unsupported", "2026-07-28 removed logging/setLevel (LC-M5)")
+        self._require_declared("logging")  # LOG: setLevel only if declared
+        await self._request("logging/setLevel", {"level": level})
+        return {}
+
+    async def subscribe_resource(self, uri: str) -> dict[str, Any]:
+        if self._modern:
+            raise ClientError("unsupported", "2026-07-28 subscribes with subscriptions/listen")
+        self._require_declared("resources", "subscribe")  # RES, LC-7
+        await self._request("resources/subscribe", {"uri": uri})
+        return {}
+
+    async def unsubscribe_resource(self, uri: str) -> dict[str, Any]:
+        if self._modern:
+            raise ClientError("unsupported", "2026-07-28 subscribes with subscriptions/listen")
+        self._require_declared("resources", "subscribe")
+        await self._request("resources/unsubscribe", {"uri": uri})
+        return {}
+
+    async def listen(self, notifications: Mapping[str, Any]) -> dict[str, Any]:
+        """LISTEN (2026-07-28): keep a subscriptions/listen open, and open it again when the
+        server ends it (ST-5: also after a restart); returns once acknowledged."""
+        if self._state != "open":
+            raise ClientError("other", f"the client is {self._state}, not connected")
+        if not self._modern:
+            raise ClientError("unsupported", "subscriptions/listen is a 2026-07-28 request")
+        self._acknowledged = anyio.Event()
+        self._tasks.start_soon(self._listen_loop, dict(notifications))
+        with anyio.move_on_after(self._options.timeout):
+            await self._acknowledged.wait()
+            return {"notifications": self._acknowledgement}
+        raise ClientError("timeout", "subscriptions/listen was not acknowledged in time")
+
+    def _closing(self) -> bool:
+        return self._state != "open"  # a method: mypy must not narrow it across awaits
+
+    def _subscription_acknowledged(self, params: Mapping[str, Any]) -> None:
+        acknowledged = params.get("notifications")
+        self._acknowledgement = dict(acknowledged) if isinstance(acknowledged, dict) else {}
+        self._emit(
+            ClientEvent(
+                "subscription",
+                params={"state": "acknowledged", "notifications": self._acknowledgement},
+            )
+        )
+        if self._acknowledged is not None:
+            self._acknowledged.set()
+
+    async def _listen_loop(self, notifications: dict[str, Any]) -> None:
+        failures = 0
+        while self._state == "open" and failures < _MAX_RELISTENS:
+            try:
+                await self._request(
+                    "subscriptions/listen", {"notifications": notifications}, limit=math.inf
+                )
+                state = {"state": "ended", "reason": "result"}
+                failures += 1
+            except ServerError as exc:
+                self._emit(
+                    ClientEvent("subscription", params={"state": "error", "message": str(exc)})
+                )
+                return  # the server refused the filter: listening again would not help
+            except ClientError as exc:
+                if self._closing():
+                    return
+                state = {"state": "ended", "reason": "closed", "message": exc.message}
+                failures += 1
+            self._emit(ClientEvent("subscription", params=state))
+            await anyio.sleep(0.05 * failures)  # a server that ends every stream at once
+
+    async def complete(
+        self,
+        ref: Mapping[str, Any],
+        argument: Mapping[str, Any],
+        context: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        self._require_declared("completions")  # completion only if declared (LC-7)
+        params: dict[str, Any] = {"ref": dict(ref), "argument": dict(argument)}
+        if context is not None:
+            params["context"] = dict(context)
+        return await self._request("completion/complete", params)
+
+    async def list_resource_templates(self) -> dict[str, Any]:
+        self._require("resources")
+        templates = await self._list_all("resources/templates/list", "resourceTemplates")
+        return {"resourceTemplates": templates}
+
+    async def set_roots(self, roots: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+        if self._state != "open":
+            raise ClientError("other", f"the client is {self._state}, not connected")
+        if self._options.handlers.roots is None:
+            raise ClientError("unsupported", "this client was given no roots to change")
+        self._roots = tuple(dict(root) for root in roots)
+        capabilities = self._capabilities(self._revision)
+        if (capabilities.get("roots") or {}).get("listChanged") is True:
+            # ROOTS: a client that declared listChanged MUST say the roots changed.
+            await self._send(Notification("notifications/roots/list_changed").to_json())
+        return {}
+
+    async def call_tool_as_task(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        task: Mapping[str, Any] | None = None,
+        timeout: float | None = None,  # noqa: ASYNC109 (the McpClient contract)
+    ) -> dict[str, Any]:
+        self._require("tools")
+        if not self._task_allowed(name):
+            # TL-9: no task augmentation unless the server and the tool allow it.
+            raise ClientError("unsupported", f"tool {name!r} cannot be called as a task here")
+        params: dict[str, Any] = {"name": name, "task": dict(task or {})}
+        if arguments is not None:
+            params["arguments"] = dict(arguments)
+        created = await self._request("tools/call", params, limit=timeout)
+        if not isinstance(created.get("task"), dict):
+            raise ClientError("protocol", "the task-augmented tools/call returned no task")
+        return created
+
+    def _task_allowed(self, name: str) -> bool:
+        if self._modern or self._revision != "2025-11-25":
+            return False
+        execution = self._tools.get(name, {}).get("execution")
+        support = execution.get("taskSupport") if isinstance(execution, dict) else None
+        tasks = (self._server_capabilities or {}).get("tasks")
+        requests = tasks.get("requests") if isinstance(tasks, dict) else None
+        tools = requests.get("tools") if isinstance(requests, dict) else None
+        return (
+            support in ("optional", "required")
+            and isinstance(tools, dict)
+            and isinstance(tools.get("call"), dict)
+        )
+
+    async def get_task(self, task_id: str) -> dict[str, Any]:
+        self._require_declared("tasks")
+        return await self._request("tasks/get", {"taskId": task_id})
+
+    async def task_result(self, task_id: str) -> dict[str, Any]:
+        self._require_declared("tasks")
+        return await self._request("tasks/result", {"taskId": task_id})
+
+    async def cancel_task(self, task_id: str) -> dict[str, Any]:
+        # TL-9: tasks/cancel (never notifications/cancelled), only if the server has it.
+        self._require_declared("tasks", None)
+        if not isinstance((self._server_capabilities or {}).get("tasks", {}).get("cancel"), dict):
+            raise ClientError("unsupported", "the server did not declare 'tasks.cancel'")
+        return await self._request("tasks/cancel", {"taskId": task_id})
 
     async def close(self) -> None:
         """Release everything, bounded in time, whatever state the client is in."""

@@ -9,7 +9,15 @@ from __future__ import annotations
 import dataclasses
 
 from harness._run import Scenario
-from harness.suite import features, lifecycle, robustness, stateless, tools, transports
+from harness.suite import (
+    features,
+    lifecycle,
+    robustness,
+    stateless,
+    tools,
+    transports,
+    utilities,
+)
 
 __all__ = ["SCENARIOS", "scenario"]
 
@@ -28,6 +36,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     *stateless.SCENARIOS,
     *features.SCENARIOS,
     *robustness.SCENARIOS,
+    *utilities.SCENARIOS,
 )
 
 

@@ -163,23 +163,22 @@ REQUIREMENTS: dict[str, Requirement] = {
             "LOG",
             "log notifications accepted at any time; setLevel only if declared",
             ALL,
-            partly="setLevel is judged only when a client sends it on its own: the client "
-            "contract (driver protocol v1) cannot ask for it yet, so the check is N/A otherwise",
         ),
         Requirement(
             "RES",
             "resources: paging, subscribe only if declared, not-found errors",
             ALL,
-            partly="subscribing: the client contract (driver protocol v1) has no operation "
-            "that asks a client to subscribe",
+        ),
+        Requirement(
+            "COMPLETION",
+            "completion/complete only if the server declared completions; values surfaced",
+            FROM_2025_03,
         ),
         Requirement("PROMPTS", "prompts: paging and errors", ALL),
         Requirement(
             "ROOTS",
             "roots declared, file:// URIs, list_changed when declared",
             ALL,
-            partly="list_changed is sent only when the roots change, which the client "
-            "contract cannot ask for",
         ),
         Requirement(
             "SAMPLING",
@@ -213,9 +212,10 @@ REQUIREMENTS: dict[str, Requirement] = {
             "LISTEN",
             "subscriptions/listen correlated by subscriptionId; re-listen",
             STATELESS,
-            unobservable="the client contract (driver protocol v1) has no operation that opens "
-            "subscriptions/listen or that reports which subscription a notification was matched "
-            "to, so a mock can neither make a client listen nor see its demultiplexing",
+            partly="correlating by subscriptionId: the client contract reports which "
+            "notifications a client surfaced, not which of its subscriptions it matched them to, "
+            "so a mock cannot see the demultiplexing; re-listening after a stdio restart needs a "
+            "2026 stdio mock that serves subscriptions/listen",
         ),
     )
 }

@@ -13,7 +13,7 @@ import anyio
 from harness._catalogue import check
 from harness._run import Entries, Operation, Scenario, ScenarioRun, Session
 from harness._triggers import Trigger, client_sent, server_sent, trigger
-from harness._verdicts import Status, Verdict, fail, not_applicable, passed, skip, warn
+from harness._verdicts import Status, Verdict, fail, passed, skip, warn
 from harness.clients._contract import Handlers
 from harness.protocol import same_json, validate_definition
 from harness.suite._evidence import (
@@ -30,6 +30,8 @@ from harness.suite._evidence import (
     same_id,
     tool_calls,
 )
+from harness.suite.utilities import SET_LEVEL_ASKED
+from harness.suite.utilities import set_level_only_if_declared as set_level_rule
 
 __all__ = ["SCENARIOS", "answer_to", "cancel_and_race", "server_request"]
 
@@ -787,24 +789,12 @@ def log_messages(run: ScenarioRun) -> Verdict:
     revisions=HANDSHAKE,
     spec="server/utilities/logging#capabilities",
     description="logging/setLevel is never sent to a server that did not declare logging "
-    "(judged only when a client sends it: the client contract cannot ask for a level yet)",
-    trigger=trigger(
-        "the client sent logging/setLevel (the contract cannot ask a client to set a level yet)",
-        client_sent("logging/setLevel").find,
-    ),
+    "(judged when the harness asks for a level, driver protocol 1.1 set_log_level, or a "
+    "client sends it on its own)",
+    trigger=SET_LEVEL_ASKED,
 )
 def set_level_only_if_declared(run: ScenarioRun) -> Verdict:
-    levels = client_sent("logging/setLevel").find(run)
-    if "logging" in _server_capabilities(run):
-        return not_applicable(
-            "the server declared logging, so logging/setLevel was allowed", levels
-        )
-    init = _the(next(iter(run.requests("initialize")), None), "the initialize request")
-    response = _the(response_to(run, init), "the initialize response")
-    return fail(
-        "logging/setLevel was sent to a server that did not declare logging",
-        [response, *levels],
-    )
+    return set_level_rule(run)
 
 
 # -- resources and prompts ------------------------------------------------------------------------

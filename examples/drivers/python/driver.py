@@ -1,4 +1,4 @@
-"""An mcp-testbench driver (driver protocol v1) around the bundled ReferenceClient.
+"""An mcp-testbench driver (driver protocol 1.1) around the bundled ReferenceClient.
 
 It is also the template for a driver in any language: read one JSON line from stdin,
 carry out the command it names in a task of its own, write one JSON reply line to
@@ -26,7 +26,7 @@ from harness.clients import (
     StdioTarget,
 )
 
-PROTOCOL = "mcp-testbench-driver/1"
+PROTOCOL = "mcp-testbench-driver/1.1"
 LINE_LIMIT = 16 * 1024 * 1024  # the harness accepts lines up to 16 MiB
 
 
@@ -67,12 +67,31 @@ class Driver:
         self.out.write(json.dumps(message, ensure_ascii=False).encode("utf-8") + b"\n")
         self.out.flush()
 
-    def on_event(self, event: ClientEvent) -> None:
-        # Whatever the client surfaces to its application becomes an event line (no id).
-        if event.event == "notification":
-            self.write({"event": "notification", "method": event.method, "params": event.params})
-        else:
-            self.write({"event": "log", "text": event.text})
+    def events_of(self, client: ReferenceClient) -> Any:
+        def on_event(event: ClientEvent) -> None:
+            # Whatever the client surfaces becomes an event line (no id); nothing from a
+            # client that a `reset` has thrown away.
+            if client is not self.client:
+                return
+            if event.event == "notification":
+                self.write(
+                    {"event": "notification", "method": event.method, "params": event.params}
+                )
+            elif event.event == "subscription":
+                self.write({"event": "subscription", **event.params})
+            else:
+                self.write({"event": "log", "text": event.text})
+
+        return on_event
+
+    async def reset(self) -> dict[str, Any]:
+        """1.1 `reset`: close this client as `close` would, keep the process, start afresh."""
+        old, self.client = self.client, ReferenceClient()
+        await old.close()  # its pending requests fail now, so their tasks reply and end
+        others = [t for t in self.running.values() if t is not asyncio.current_task()]
+        if others:
+            await asyncio.wait(others, timeout=5)
+        return {}
 
     async def perform(self, command: dict[str, Any]) -> Any:
         """The value of one command; a failure the client surfaced raises ClientError."""
@@ -82,11 +101,19 @@ class Driver:
                 protocol_version=command.get("protocolVersion"),
                 handlers=handlers_of(command.get("handlers") or {}),
                 timeout=command.get("timeoutMs", 10_000) / 1000,
-                on_event=self.on_event,
+                on_event=self.events_of(client),
             )
             return await client.connect(target_of(command["transport"]), options)
         if op == "list_tools":
             return await client.list_tools()
+        if op == "call_tool" and "task" in command:  # 1.1: a task-augmented call
+            timeout_ms = command.get("timeoutMs")
+            return await client.call_tool_as_task(
+                command["name"],
+                command.get("arguments") or {},
+                task=command.get("task") or {},
+                timeout=None if timeout_ms is None else timeout_ms / 1000,
+            )
         if op == "call_tool":
             timeout_ms = command.get("timeoutMs")
             return await client.call_tool(
@@ -105,6 +132,32 @@ class Driver:
             return await client.get_prompt(command["name"], command.get("arguments") or {})
         if op == "ping":
             return await client.ping()
+        # Driver protocol 1.1: the client decides what it may send (it refuses locally,
+        # `unsupported`, what the server did not declare); the driver only passes it on.
+        if op == "set_log_level":
+            return await client.set_log_level(command["level"])
+        if op == "subscribe_resource":
+            return await client.subscribe_resource(command["uri"])
+        if op == "unsubscribe_resource":
+            return await client.unsubscribe_resource(command["uri"])
+        if op == "listen":
+            return await client.listen(command.get("notifications") or {})
+        if op == "complete":
+            return await client.complete(
+                command["ref"], command["argument"], command.get("context")
+            )
+        if op == "list_resource_templates":
+            return await client.list_resource_templates()
+        if op == "set_roots":
+            return await client.set_roots(command.get("roots") or [])
+        if op == "get_task":
+            return await client.get_task(command["taskId"])
+        if op == "task_result":
+            return await client.task_result(command["taskId"])
+        if op == "cancel_task":
+            return await client.cancel_task(command["taskId"])
+        if op == "reset":
+            return await self.reset()
         if op == "cancel":
             # Cancelling the task makes the client cancel its request (notifications/
             # cancelled); the target still replies, from run(). Unknown or finished: no-op.
@@ -140,7 +193,9 @@ async def main() -> int:
     client = driver.client
     # The hello comes first, unprompted. `supports` decides which checks run (others SKIP).
     who = {"name": client.name, "version": client.version}
-    driver.write({"hello": PROTOCOL, "client": who, "supports": sorted(client.supports)})
+    # `reuse`: the harness may send `reset` between scenarios and keep this process.
+    hello = {"hello": PROTOCOL, "client": who, "supports": sorted(client.supports)}
+    driver.write({**hello, "reuse": True})
     reader = asyncio.StreamReader(limit=LINE_LIMIT)
     loop = asyncio.get_running_loop()
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
@@ -159,7 +214,7 @@ async def main() -> int:
         # and a `cancel` can reach it while it runs.
         driver.running[command_id] = asyncio.create_task(driver.run(command))
     # `close`, or the end of stdin (the harness is gone): release everything, then exit 0.
-    await client.close()  # pending requests fail now, so their tasks reply and end
+    await driver.client.close()  # pending requests fail now, so their tasks reply and end
     if driver.running:
         await asyncio.wait(list(driver.running.values()), timeout=5)
     if close_id is not None:

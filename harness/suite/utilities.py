@@ -1,0 +1,774 @@
+"""What driver protocol 1.1 lets the harness ask for: setting a log level, subscribing to a
+resource, completion, a change of roots, tasks (2025-11-25), subscriptions/listen
+(2026-07-28); and the SSE response left open after its result.
+
+Every scenario here needs a 1.1 operation (`requires` names it), so a client that does not
+name it in `supports` gets SKIP for the whole scenario, never a FAIL.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import anyio
+
+from harness._catalogue import check
+from harness._run import Entries, Operation, Scenario, ScenarioRun, Session
+from harness._triggers import Trigger, asked, client_sent, server_sent, trigger
+from harness._verdicts import Verdict, fail, not_applicable, passed, warn
+from harness.clients._contract import ClientEvent, Handlers
+from harness.protocol import same_json
+from harness.suite._evidence import (
+    HANDSHAKE,
+    STATELESS,
+    cancellations,
+    cancelled_id,
+    first_operation,
+    missing,
+    op_evidence,
+    response_to,
+    same_id,
+    surfaced,
+)
+
+__all__ = ["SCENARIOS"]
+
+NOTES_URI = "file:///tmp/mcp-testbench/notes.md"
+ROOTS = ({"uri": "file:///tmp/mcp-testbench/project", "name": "project"},)
+NEW_ROOTS = (
+    {"uri": "file:///tmp/mcp-testbench/project", "name": "project"},
+    {"uri": "file:///tmp/mcp-testbench/other", "name": "other"},
+)
+PROMPT_REF = {"type": "ref/prompt", "name": "greet"}
+ARGUMENT = {"name": "language", "value": "py"}
+COMPLETIONS = ["python", "pytorch"]  # what fixtures/features/completion.json answers
+FILTER = {"toolsListChanged": True}
+THREE = [{"type": "text", "text": "3"}]
+SLOW_DONE = [{"type": "text", "text": "slow done"}]
+_SLOW_STREAM = 2.0
+"""Seconds after which a result taken from a stream left open counts as waited for."""
+
+
+# -- shared ----------------------------------------------------------------------------------
+
+
+def _event_json(event: ClientEvent) -> dict[str, Any]:
+    return {"event": event.event, "method": event.method, "params": dict(event.params)}
+
+
+def _surfaced(run: ScenarioRun, method: str) -> list[dict[str, Any]]:
+    return [_event_json(e) for e in run.events if e.event == "notification" and e.method == method]
+
+
+async def _until_surfaced(session: Session, method: str) -> bool:
+    """Wait, bounded by the run's time-out, until the client surfaced a `method`
+    notification; the wait is recorded like the transcript waits."""
+    start = time.monotonic()
+    seen = False
+    with anyio.move_on_after(session.options.timeout):
+        # The client's callback appends events, from whatever thread or task it likes: a
+        # short poll is the one wait that works for every client.
+        while not (seen := any(e.method == method for e in session.events)):  # noqa: ASYNC110
+            await anyio.sleep(0.02)
+    session.waits.append(
+        {"wait": f"{method} surfaced", "seen": seen, "seconds": round(time.monotonic() - start, 3)}
+    )
+    return seen
+
+
+def _server_capabilities(run: ScenarioRun) -> dict[str, Any]:
+    for request in run.requests("initialize"):
+        response = response_to(run, request)
+        result = (response or {}).get("message", {}).get("result")
+        if isinstance(result, dict) and isinstance(result.get("capabilities"), dict):
+            return dict(result["capabilities"])
+    return {}
+
+
+def _client_capabilities(run: ScenarioRun) -> dict[str, Any]:
+    for request in run.requests("initialize"):
+        capabilities = (request["message"].get("params") or {}).get("capabilities")
+        if isinstance(capabilities, dict):
+            return capabilities
+    return {}
+
+
+def _initialize_evidence(run: ScenarioRun) -> list[dict[str, Any]]:
+    for request in run.requests("initialize"):
+        response = response_to(run, request)
+        return [response] if response is not None else [request]
+    return []
+
+
+def _either(description: str, *triggers: Trigger) -> Trigger:
+    def find(run: ScenarioRun) -> list[Mapping[str, Any]]:
+        return [item for t in triggers for item in t.find(run)]
+
+    return trigger(description, find)
+
+
+def _asked_once(run: ScenarioRun, op: str) -> Operation | None:
+    return next((o for o in run.operations if o.op == op), None)
+
+
+def _only_if_declared(
+    run: ScenarioRun, op: str, method: str, declared: bool, capability: str
+) -> Verdict:
+    """The rule of the three "only if declared" checks (LC-7)."""
+    sent = [dict(m) for m in client_sent(method).find(run)]
+    operation = _asked_once(run, op)
+    if declared:
+        return not_applicable(f"the server declared {capability}, so {method} was allowed", sent)
+    evidence = [*_initialize_evidence(run), *sent, *op_evidence(operation)]
+    if sent:
+        return fail(f"{method} was sent to a server that did not declare {capability}", evidence)
+    assert operation is not None  # the trigger: the harness asked for it
+    return passed(
+        f"asked to {op}, the client sent no {method} to a server without {capability} "
+        f"(it {surfaced(operation)})",
+        evidence,
+    )
+
+
+# -- logging/setLevel --------------------------------------------------------------------------
+
+
+async def set_level(session: Session) -> None:
+    if (await session.connect()).ok:
+        await session.call("set_log_level", "warning")
+        await session.call("list_tools")
+
+
+@check(
+    "features.set-level-sent",
+    requirements=["LOG"],
+    level="MUST",
+    revisions=HANDSHAKE,
+    spec="server/utilities/logging#setting-log-level",
+    description="asked to set the log level of a server that declared logging, the client "
+    "sends logging/setLevel with that level and surfaces the empty result",
+    trigger=asked("set_log_level"),
+)
+def set_level_sent(run: ScenarioRun) -> Verdict:
+    operation = _asked_once(run, "set_log_level")
+    assert operation is not None
+    sent = [dict(m) for m in client_sent("logging/setLevel").find(run)]
+    evidence = [*sent, *op_evidence(operation)]
+    if not sent:
+        return fail(
+            f"asked to set the level warning, the client sent no logging/setLevel "
+            f"(it {surfaced(operation)})",
+            evidence,
+        )
+    level = (sent[0]["message"].get("params") or {}).get("level")
+    if not same_json(level, "warning"):
+        return fail(f"logging/setLevel asked for the level {level!r}, not 'warning'", evidence)
+    if not operation.ok:
+        return fail(f"the server answered {{}}, but the client {surfaced(operation)}", evidence)
+    return passed("logging/setLevel with the level warning, answered and surfaced", evidence)
+
+
+SET_LEVEL_ASKED = _either(
+    "the harness asked the client to set a log level, or the client sent logging/setLevel",
+    asked("set_log_level"),
+    client_sent("logging/setLevel"),
+)
+
+
+def set_level_only_if_declared(run: ScenarioRun) -> Verdict:
+    """The rule of features.set-level-only-if-declared (declared in harness.suite.features)."""
+    return _only_if_declared(
+        run,
+        "set_log_level",
+        "logging/setLevel",
+        "logging" in _server_capabilities(run),
+        "logging",
+    )
+
+
+# -- resources/subscribe -----------------------------------------------------------------------
+
+
+async def subscribe(session: Session) -> None:
+    if not (await session.connect()).ok:
+        return
+    if (await session.call("subscribe_resource", NOTES_URI)).ok:
+        await _until_surfaced(session, "notifications/resources/updated")
+    await session.call("unsubscribe_resource", NOTES_URI)
+
+
+async def subscribe_undeclared(session: Session) -> None:
+    if (await session.connect()).ok:
+        await session.call("subscribe_resource", NOTES_URI)
+        await session.call("list_resources")
+
+
+@check(
+    "features.subscribe-only-if-declared",
+    requirements=["RES", "LC-7"],
+    level="MUST",
+    revisions=HANDSHAKE,
+    spec="server/resources#capabilities",
+    description="resources/subscribe is never sent to a server whose resources capability "
+    "does not declare subscribe",
+    trigger=_either(
+        "the harness asked the client to subscribe, or the client sent resources/subscribe",
+        asked("subscribe_resource"),
+        client_sent("resources/subscribe"),
+    ),
+)
+def subscribe_only_if_declared(run: ScenarioRun) -> Verdict:
+    resources = _server_capabilities(run).get("resources")
+    declared = isinstance(resources, dict) and resources.get("subscribe") is True
+    return _only_if_declared(
+        run, "subscribe_resource", "resources/subscribe", declared, "resources.subscribe"
+    )
+
+
+@check(
+    "features.resource-updates-surfaced",
+    requirements=["RES"],
+    level="SHOULD",
+    revisions=HANDSHAKE,
+    spec="server/resources#subscriptions",
+    description="a subscribed resource's notifications/resources/updated reaches the "
+    "application, and unsubscribing sends resources/unsubscribe for the same URI",
+    trigger=server_sent("notifications/resources/updated"),
+)
+def resource_updates_surfaced(run: ScenarioRun) -> Verdict:
+    updates = [dict(u) for u in server_sent("notifications/resources/updated").find(run)]
+    subscribed = [dict(m) for m in client_sent("resources/subscribe", uri=NOTES_URI).find(run)]
+    handed = [e for e in _surfaced(run, "notifications/resources/updated")]
+    evidence = [*subscribed, *updates, *handed]
+    if not [e for e in handed if same_json(e["params"].get("uri"), NOTES_URI)]:
+        return warn(
+            "the server said the subscribed resource was updated, and the client did not "
+            "surface notifications/resources/updated for it",
+            evidence,
+        )
+    unsubscribed = [dict(m) for m in client_sent("resources/unsubscribe", uri=NOTES_URI).find(run)]
+    operation = _asked_once(run, "unsubscribe_resource")
+    if not unsubscribed:
+        return warn(
+            f"asked to unsubscribe, the client sent no resources/unsubscribe for {NOTES_URI} "
+            f"(it {surfaced(operation) if operation else 'was never asked'})",
+            [*evidence, *op_evidence(operation)],
+        )
+    return passed(
+        "the update was surfaced, and the client unsubscribed from the same URI",
+        [*evidence, *unsubscribed],
+    )
+
+
+# -- completion/complete ----------------------------------------------------------------------
+
+
+async def complete(session: Session) -> None:
+    if (await session.connect()).ok:
+        await session.call("complete", PROMPT_REF, ARGUMENT)
+
+
+async def complete_undeclared(session: Session) -> None:
+    if (await session.connect()).ok:
+        await session.call("complete", PROMPT_REF, ARGUMENT)
+        await session.call("list_prompts")
+
+
+COMPLETION_REVISIONS = ("2025-03-26", "2025-06-18", "2025-11-25")
+"""The completions capability exists from 2025-03-26 (2024-11-05 had none to declare)."""
+
+
+@check(
+    "features.complete-only-if-declared",
+    requirements=["COMPLETION", "LC-7"],
+    level="MUST",
+    revisions=COMPLETION_REVISIONS,
+    spec="server/utilities/completion#capabilities",
+    description="completion/complete is never sent to a server that did not declare completions",
+    trigger=_either(
+        "the harness asked the client to complete an argument, or the client sent "
+        "completion/complete",
+        asked("complete"),
+        client_sent("completion/complete"),
+    ),
+)
+def complete_only_if_declared(run: ScenarioRun) -> Verdict:
+    declared = "completions" in _server_capabilities(run)
+    return _only_if_declared(run, "complete", "completion/complete", declared, "completions")
+
+
+@check(
+    "features.completion-surfaced",
+    requirements=["COMPLETION"],
+    level="MUST",
+    revisions=COMPLETION_REVISIONS,
+    spec="server/utilities/completion#requesting-completions",
+    description="completion/complete carries the ref and the argument asked for, and the "
+    "completion values come back to the application as the server sent them",
+    trigger=client_sent("completion/complete"),
+)
+def completion_surfaced(run: ScenarioRun) -> Verdict:
+    sent = [dict(m) for m in client_sent("completion/complete").find(run)]
+    operation = _asked_once(run, "complete")
+    evidence = [*sent, *op_evidence(operation)]
+    params = sent[0]["message"].get("params") or {}
+    if not same_json(params.get("ref"), PROMPT_REF) or not same_json(
+        params.get("argument"), ARGUMENT
+    ):
+        return fail(
+            f"completion/complete asked for ref {params.get('ref')!r} and argument "
+            f"{params.get('argument')!r}, not {PROMPT_REF!r} and {ARGUMENT!r}",
+            evidence,
+        )
+    if operation is None or not operation.ok:
+        return fail(
+            f"the server answered with completions, but the client "
+            f"{surfaced(operation) if operation else 'reported nothing'}",
+            evidence,
+        )
+    values = ((operation.value or {}).get("completion") or {}).get("values")
+    if not same_json(values, COMPLETIONS):
+        return fail(f"the client surfaced the values {values!r}, not {COMPLETIONS!r}", evidence)
+    return passed("the completion request and its values, intact", evidence)
+
+
+# -- roots change -----------------------------------------------------------------------------
+
+
+def _roots_answered(entries: Entries) -> bool:
+    return any(
+        e["kind"] == "message"
+        and e.get("direction") == "client"
+        and same_json(e["message"].get("id"), "roots-1")
+        for e in entries
+    )
+
+
+async def change_roots(session: Session) -> None:
+    if not (await session.connect()).ok:
+        return
+    await session.call("list_tools")
+    if (await session.call("set_roots", list(NEW_ROOTS))).ok:
+        await session.until("the answer to roots/list after the change", _roots_answered)
+
+
+@check(
+    "features.roots-list-changed",
+    requirements=["ROOTS", "LC-6"],
+    level="MUST",
+    revisions=HANDSHAKE,
+    spec="client/roots#root-list-changes",
+    description="a client that declared roots.listChanged sends notifications/roots/"
+    "list_changed when its roots change, and the next roots/list gets the new roots",
+    feature="roots",
+    trigger=asked("set_roots"),
+)
+def roots_list_changed(run: ScenarioRun) -> Verdict:
+    operation = _asked_once(run, "set_roots")
+    assert operation is not None
+    roots = _client_capabilities(run).get("roots")
+    init = [r for r in run.requests("initialize")][:1]
+    if not (isinstance(roots, dict) and roots.get("listChanged") is True):
+        return not_applicable(
+            "the client did not declare roots.listChanged: it owes no notification",
+            [*init, *op_evidence(operation)],
+        )
+    changed = [dict(m) for m in client_sent("notifications/roots/list_changed").find(run)]
+    evidence = [*init, *op_evidence(operation), *changed]
+    if not changed:
+        return fail(
+            "the client declared roots.listChanged, its roots changed, and it sent no "
+            "notifications/roots/list_changed",
+            evidence,
+        )
+    answers = [m for m in run.client_messages() if same_id(m["message"].get("id"), "roots-1")]
+    if not answers:
+        return fail("the roots/list sent after the change was never answered", evidence)
+    got = (answers[0]["message"].get("result") or {}).get("roots")
+    if not same_json(got, list(NEW_ROOTS)):
+        return fail(
+            f"after the change, roots/list was answered with {got!r}, not the new roots",
+            [*evidence, answers[0]],
+        )
+    return passed(
+        "list_changed sent, and roots/list answered with the new roots", [*evidence, answers[0]]
+    )
+
+
+# -- tasks (2025-11-25) -------------------------------------------------------------------------
+
+
+async def tasks_poll_and_cancel(session: Session) -> None:
+    if not (await session.connect()).ok:
+        return
+    await session.call("list_tools")
+    created = await session.call("call_tool_as_task", "slow", {}, task={"ttl": 60000})
+    if created.ok:
+        await session.call("get_task", "task-slow")
+        await session.call("get_task", "task-slow")
+        await session.call("task_result", "task-slow")
+    if (await session.call("call_tool_as_task", "long", {}, task={"ttl": 60000})).ok:
+        await session.call("cancel_task", "task-long")
+
+
+def _task_requests(run: ScenarioRun, method: str, task_id: str) -> list[dict[str, Any]]:
+    return [
+        r
+        for r in run.requests(method)
+        if same_json((r["message"].get("params") or {}).get("taskId"), task_id)
+    ]
+
+
+@check(
+    "tools.task-polled",
+    requirements=["TL-9"],
+    level="MUST",
+    revisions=("2025-11-25",),
+    spec="basic/utilities/tasks#getting-tasks",
+    description="a task-augmented tools/call surfaces the task the server created; tasks/get "
+    "and tasks/result name that taskId, and the statuses and the result come back intact",
+    feature="tools",
+    trigger=asked("call_tool_as_task", "slow"),
+)
+def task_polled(run: ScenarioRun) -> Verdict:
+    created = first_operation(run, "call_tool_as_task", "slow")
+    assert created is not None
+    calls = [
+        r
+        for r in run.requests("tools/call")
+        if (r["message"].get("params") or {}).get("name") == "slow"
+    ]
+    evidence = [*calls[:1], *op_evidence(created)]
+    if not calls or not isinstance((calls[0]["message"].get("params") or {}).get("task"), dict):
+        return fail("asked for a task-augmented call, the client sent no task member", evidence)
+    task = (created.value or {}).get("task") if created.ok else None
+    if not isinstance(task, dict) or task.get("taskId") != "task-slow":
+        return fail(f"the server created task-slow, and the client {surfaced(created)}", evidence)
+    polls = [o for o in run.operations if o.op == "get_task"]
+    result = _asked_once(run, "task_result")
+    gets = _task_requests(run, "tasks/get", "task-slow")
+    results = _task_requests(run, "tasks/result", "task-slow")
+    evidence += [*gets, *results, *op_evidence(*polls, result)]
+    if len(gets) < len(polls) or not results:
+        return fail(
+            f"asked to poll task-slow {len(polls)} times and fetch its result, the client "
+            f"sent {len(gets)} tasks/get and {len(results)} tasks/result naming it",
+            evidence,
+        )
+    statuses = [(o.value or {}).get("status") if o.ok else None for o in polls]
+    if statuses != ["working", "completed"]:
+        return fail(
+            f"the polls surfaced the statuses {statuses!r}, not working, completed", evidence
+        )
+    if result is None or not result.ok or not same_json(result.value.get("content"), SLOW_DONE):
+        return fail(
+            f"tasks/result answered {SLOW_DONE!r}, and the client "
+            f"{surfaced(result) if result else 'was never asked'}",
+            evidence,
+        )
+    return passed("task created, polled to completion and its result fetched", evidence)
+
+
+@check(
+    "tools.task-cancelled",
+    requirements=["TL-9", "CANCEL"],
+    level="MUST",
+    revisions=("2025-11-25",),
+    spec="basic/utilities/tasks#cancelling-tasks",
+    description="a task is cancelled with tasks/cancel naming its taskId, never with "
+    "notifications/cancelled for the tools/call that created it",
+    feature="tools",
+    trigger=asked("cancel_task"),
+)
+def task_cancelled(run: ScenarioRun) -> Verdict:
+    operation = _asked_once(run, "cancel_task")
+    assert operation is not None
+    cancels = _task_requests(run, "tasks/cancel", "task-long")
+    calls = [
+        r
+        for r in run.requests("tools/call")
+        if (r["message"].get("params") or {}).get("name") == "long"
+    ]
+    notified = [
+        c
+        for c in cancellations(run)
+        if any(same_id(cancelled_id(c), call["message"].get("id")) for call in calls)
+    ]
+    evidence = [*calls[:1], *cancels, *notified, *op_evidence(operation)]
+    if notified:
+        return fail(
+            "the client cancelled the task with notifications/cancelled for the tools/call "
+            "(tasks are cancelled with tasks/cancel)",
+            evidence,
+        )
+    if not cancels:
+        return fail(
+            f"asked to cancel task-long, the client sent no tasks/cancel for it "
+            f"(it {surfaced(operation)})",
+            evidence,
+        )
+    status = (operation.value or {}).get("status") if operation.ok else None
+    if status != "cancelled":
+        return fail(
+            f"the server answered cancelled, and the client {surfaced(operation)}", evidence
+        )
+    return passed("tasks/cancel named the task, and the cancelled status was surfaced", evidence)
+
+
+# -- subscriptions/listen (2026-07-28) ---------------------------------------------------------
+
+
+def _second_listen_and_change(entries: Entries) -> bool:
+    listens = [
+        e
+        for e in entries
+        if e["kind"] == "message"
+        and e.get("direction") == "client"
+        and e["message"].get("method") == "subscriptions/listen"
+    ]
+    sent = any(
+        e["kind"] == "message"
+        and e.get("direction") == "server"
+        and e["message"].get("method") == "notifications/tools/list_changed"
+        for e in entries
+    )
+    return len(listens) >= 2 and sent
+
+
+async def listen(session: Session) -> None:
+    if not (await session.connect()).ok:
+        return
+    if (await session.call("listen", FILTER)).ok and await session.until(
+        "a second listen, and a change sent on it", _second_listen_and_change
+    ):
+        await _until_surfaced(session, "notifications/tools/list_changed")
+
+
+@check(
+    "stateless.listen-opened",
+    requirements=["LISTEN"],
+    level="MUST",
+    revisions=STATELESS,
+    spec="basic/patterns/subscriptions",
+    description="asked to listen, the client sends subscriptions/listen with the filter it "
+    "was given and surfaces the acknowledged set",
+    trigger=asked("listen"),
+)
+def listen_opened(run: ScenarioRun) -> Verdict:
+    operation = _asked_once(run, "listen")
+    assert operation is not None
+    listens = run.requests("subscriptions/listen")
+    evidence = [*listens[:1], *op_evidence(operation)]
+    if not listens:
+        return fail(
+            f"asked to listen, the client sent no subscriptions/listen (it {surfaced(operation)})",
+            evidence,
+        )
+    wanted = (listens[0]["message"].get("params") or {}).get("notifications")
+    if not same_json(wanted, FILTER):
+        return fail(f"subscriptions/listen asked for {wanted!r}, not {FILTER!r}", evidence)
+    acknowledged = (operation.value or {}).get("notifications") if operation.ok else None
+    if not same_json(acknowledged, FILTER):
+        return fail(
+            f"the server acknowledged {FILTER!r}, and the client {surfaced(operation)}", evidence
+        )
+    return passed("subscriptions/listen with the filter asked for, acknowledged", evidence)
+
+
+def _first_listen_ended(run: ScenarioRun) -> list[Mapping[str, Any]]:
+    listens = run.requests("subscriptions/listen")
+    if not listens:
+        return []
+    response = response_to(run, listens[0])
+    return [response] if response is not None and "result" in response["message"] else []
+
+
+@check(
+    "stateless.relisten-after-end",
+    requirements=["LISTEN"],
+    level="SHOULD",
+    revisions=STATELESS,
+    spec="basic/patterns/subscriptions",
+    description="when the server ends a subscriptions/listen stream, a client that still "
+    "wants its notifications listens again (the server keeps no subscription state)",
+    trigger=trigger("the server ended the first subscriptions/listen", _first_listen_ended),
+)
+def relisten_after_end(run: ScenarioRun) -> Verdict:
+    ended = [dict(e) for e in _first_listen_ended(run)]
+    listens = run.requests("subscriptions/listen")
+    again = listens[1:2]
+    if not again:
+        return warn(
+            "the server ended the listen stream, and the client did not listen again",
+            [*listens[:1], *ended],
+        )
+    if same_id(again[0]["message"].get("id"), listens[0]["message"].get("id")):
+        return fail(
+            "the second subscriptions/listen reused the id of the first", [*listens[:2], *ended]
+        )
+    return passed("the client listened again, with a new id", [*listens[:1], *ended, *again])
+
+
+@check(
+    "stateless.listen-notifications-surfaced",
+    requirements=["LISTEN", "TL-5"],
+    level="SHOULD",
+    revisions=STATELESS,
+    spec="basic/patterns/subscriptions",
+    description="a notification the client opted in to, sent on its listen stream, reaches "
+    "the application",
+    trigger=server_sent("notifications/tools/list_changed"),
+)
+def listen_notifications_surfaced(run: ScenarioRun) -> Verdict:
+    sent = [dict(e) for e in server_sent("notifications/tools/list_changed").find(run)]
+    handed = _surfaced(run, "notifications/tools/list_changed")
+    if not handed:
+        return warn(
+            "tools/list_changed arrived on the listen stream, and the client did not surface it",
+            sent,
+        )
+    return passed("the notification on the listen stream was surfaced", [*sent, *handed])
+
+
+# -- an SSE response left open after its result -------------------------------------------------
+
+
+async def call_twice(session: Session) -> None:
+    if not (await session.connect()).ok:
+        return
+    await session.call("list_tools")
+    await session.call("call_tool", "add", {"a": 1, "b": 2})
+    await session.call("call_tool", "add", {"a": 1, "b": 2})
+
+
+def _left_open(run: ScenarioRun) -> list[Mapping[str, Any]]:
+    calls = run.requests("tools/call")
+    response = response_to(run, calls[0]) if calls else None
+    return [response] if response is not None else []
+
+
+@check(
+    "http.stream-left-open-not-blocking",
+    requirements=["HT-3"],
+    level="MUST",
+    transports=("http",),
+    spec="basic/transports#sending-messages-to-the-server",
+    description="a result that arrives on an SSE response the server leaves open is "
+    "surfaced at once: the client does not wait for the stream to end",
+    trigger=trigger("the server answered tools/call on an SSE stream it left open", _left_open),
+)
+def stream_left_open(run: ScenarioRun) -> Verdict:
+    response = _left_open(run)
+    operation = first_operation(run, "call_tool", "add")
+    if operation is None:
+        return missing(run, "the call whose stream was left open")
+    evidence = [*map(dict, response), *op_evidence(operation)]
+    if not operation.ok:
+        return fail(
+            f"the result arrived on a stream left open, and the client {surfaced(operation)}: "
+            "it waited for the end of the stream",
+            evidence,
+        )
+    if operation.seconds > _SLOW_STREAM:
+        return fail(
+            f"the result took {operation.seconds:.1f} s to surface: the client waited for "
+            "the stream to end",
+            evidence,
+        )
+    if not same_json(operation.value.get("content"), THREE):
+        return fail(f"the result was surfaced as {operation.value!r}", evidence)
+    return passed(f"the result surfaced in {operation.seconds:.2f} s, stream still open", evidence)
+
+
+SCENARIOS: list[Scenario] = [
+    Scenario(
+        "features-set-level",
+        "features/set-level.json",
+        checks=("features.set-level-sent",),
+        drive=set_level,
+        description="a server that declares logging; the client is asked to set the level warning",
+        requires=frozenset({"tools", "set_log_level"}),
+    ),
+    Scenario(
+        "features-set-level-undeclared",
+        "features/set-level-undeclared.json",
+        checks=("features.set-level-only-if-declared",),
+        drive=set_level,
+        description="a server without logging; the client is asked to set a log level",
+        requires=frozenset({"tools", "set_log_level"}),
+    ),
+    Scenario(
+        "features-subscribe",
+        "features/subscribe.json",
+        checks=("features.resource-updates-surfaced",),
+        drive=subscribe,
+        description="a server with resources.subscribe; subscribe, an update, unsubscribe",
+        requires=frozenset({"resources", "subscribe_resource"}),
+    ),
+    Scenario(
+        "features-subscribe-undeclared",
+        "features/subscribe-undeclared.json",
+        checks=("features.subscribe-only-if-declared",),
+        drive=subscribe_undeclared,
+        description="a server whose resources capability lacks subscribe; the client is "
+        "asked to subscribe",
+        requires=frozenset({"resources", "subscribe_resource"}),
+    ),
+    Scenario(
+        "features-completion",
+        "features/completion.json",
+        checks=("features.completion-surfaced",),
+        drive=complete,
+        description="a server with completions; the client completes a prompt argument",
+        requires=frozenset({"prompts", "complete"}),
+    ),
+    Scenario(
+        "features-completion-undeclared",
+        "features/completion-undeclared.json",
+        checks=("features.complete-only-if-declared",),
+        drive=complete_undeclared,
+        description="a server without completions; the client is asked to complete",
+        requires=frozenset({"prompts", "complete"}),
+    ),
+    Scenario(
+        "features-roots-changed",
+        "features/roots-changed.json",
+        checks=("features.roots-list-changed",),
+        drive=change_roots,
+        description="the client's roots change while connected; then the server lists them",
+        handlers=Handlers(roots=ROOTS),
+        requires=frozenset({"tools", "roots", "set_roots"}),
+    ),
+    Scenario(
+        "tools-tasks-polling",
+        "tools/tasks-polling.json",
+        checks=("tools.task-polled", "tools.task-cancelled"),
+        drive=tasks_poll_and_cancel,
+        description="2025-11-25: a task polled to completion and its result fetched; "
+        "another task cancelled",
+        requires=frozenset({"tools", "tasks"}),
+    ),
+    Scenario(
+        "http-listen-relisten",
+        "http/listen-relisten.json",
+        checks=(
+            "stateless.listen-opened",
+            "stateless.relisten-after-end",
+            "stateless.listen-notifications-surfaced",
+        ),
+        drive=listen,
+        description="2026-07-28: a listen the server ends with a result, then a second one "
+        "that carries tools/list_changed",
+        requires=frozenset({"tools", "listen"}),
+    ),
+    Scenario(
+        "http-stream-left-open",
+        "http/stream-left-open.json",
+        checks=("http.stream-left-open-not-blocking",),
+        drive=call_twice,
+        description="a tools/call answered on an SSE stream that stays open after the result",
+        requires=frozenset({"tools"}),
+    ),
+]

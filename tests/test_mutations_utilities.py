@@ -1,0 +1,247 @@
+"""Falsifiability of the checks behind driver protocol 1.1 (harness/suite/utilities.py):
+setLevel, subscribe and completion only if declared, updates and completions surfaced,
+roots list_changed, tasks, subscriptions/listen, and an SSE response left open.
+
+Same structure as tests/test_mutations.py: each mutant breaks one rule; its run gets the
+named verdicts and every other check of the run still passes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import httpx
+import pytest
+from _mutation import Case, assert_mutant_fails_exactly, verdicts
+
+from harness.clients import ClientError, ReferenceClient
+from harness.clients._contract import ClientEvent
+from harness.clients._ref_http import HttpTransport
+from harness.protocol import ErrorResponse, Notification, Request, RequestId, Response
+
+# -- the mutants -------------------------------------------------------------------------------
+
+
+class SetsLevelAnyway(ReferenceClient):
+    """LOG, LC-7: sends logging/setLevel whatever the server declared."""
+
+    async def set_log_level(self, level: str) -> dict[str, Any]:
+        await self._request("logging/setLevel", {"level": level})
+        return {}
+
+
+class SetLevelNoop(ReferenceClient):
+    """LOG: reports a level as set without telling the server."""
+
+    async def set_log_level(self, level: str) -> dict[str, Any]:
+        return {}
+
+
+class SubscribesAnyway(ReferenceClient):
+    """RES, LC-7: subscribes although the server did not declare resources.subscribe."""
+
+    async def subscribe_resource(self, uri: str) -> dict[str, Any]:
+        await self._request("resources/subscribe", {"uri": uri})
+        return {}
+
+
+class DropsResourceUpdates(ReferenceClient):
+    """RES: never hands notifications/resources/updated to the application."""
+
+    def _emit(self, event: ClientEvent) -> None:
+        if event.method != "notifications/resources/updated":
+            super()._emit(event)
+
+
+class CompletesAnyway(ReferenceClient):
+    """COMPLETION, LC-7: asks for completions although the server declared none."""
+
+    async def complete(
+        self,
+        ref: Mapping[str, Any],
+        argument: Mapping[str, Any],
+        context: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        return await self._request(
+            "completion/complete", {"ref": dict(ref), "argument": dict(argument)}
+        )
+
+
+class LosesCompletionValues(ReferenceClient):
+    """COMPLETION: surfaces the first completion value only."""
+
+    async def complete(
+        self,
+        ref: Mapping[str, Any],
+        argument: Mapping[str, Any],
+        context: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        result = await super().complete(ref, argument, context)
+        completion = dict(result["completion"])
+        completion["values"] = completion["values"][:1]
+        return {"completion": completion}
+
+
+class SilentRootsChange(ReferenceClient):
+    """ROOTS: declares roots.listChanged, and never says the roots changed."""
+
+    async def set_roots(self, roots: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+        self._roots = tuple(dict(root) for root in roots)
+        return {}
+
+
+class PollsFromCache(ReferenceClient):
+    """TL-9: answers get_task from the task it was given, without tasks/get."""
+
+    async def get_task(self, task_id: str) -> dict[str, Any]:
+        return {"taskId": task_id, "status": "working"}
+
+
+class CancelsTaskByNotification(ReferenceClient):
+    """TL-9: cancels a task with notifications/cancelled for its tools/call."""
+
+    def _dispatch(self, message: Request | Notification | Response | ErrorResponse) -> None:
+        if isinstance(message, Response) and isinstance(message.result, dict):
+            task = message.result.get("task")
+            if isinstance(task, dict) and message.id is not None:
+                self._created_by: dict[str, RequestId] = getattr(self, "_created_by", {})
+                self._created_by[str(task.get("taskId"))] = message.id
+        super()._dispatch(message)
+
+    async def cancel_task(self, task_id: str) -> dict[str, Any]:
+        request_id = getattr(self, "_created_by", {})[task_id]
+        cancelled = Notification("notifications/cancelled", {"requestId": request_id})
+        await self._send(cancelled.to_json())
+        return {"taskId": task_id, "status": "cancelled"}
+
+
+class ListensForEverything(ReferenceClient):
+    """LISTEN: opens subscriptions/listen with a filter of its own, not the one asked for."""
+
+    async def listen(self, notifications: Mapping[str, Any]) -> dict[str, Any]:
+        return await super().listen({"toolsListChanged": True, "promptsListChanged": True})
+
+
+class ListensOnce(ReferenceClient):
+    """LISTEN: never listens again once the server ended the stream."""
+
+    async def _listen_loop(self, notifications: dict[str, Any]) -> None:
+        try:
+            await self._request("subscriptions/listen", {"notifications": notifications})
+        except ClientError as exc:
+            self._log(f"listen ended: {exc}")
+
+
+class DropsListChanged(ReferenceClient):
+    """LISTEN: keeps tools/list_changed from the application (it only refetches)."""
+
+    def _emit(self, event: ClientEvent) -> None:
+        if event.method != "notifications/tools/list_changed":
+            super()._emit(event)
+
+
+class _ReadsToTheEnd(HttpTransport):
+    async def _read(self, response: httpx.Response, parser: Any, request_id: Any) -> bool:
+        # Collects the whole body first, as a plain HTTP client would: on a stream the
+        # server leaves open this never ends.
+        body = b""
+        try:
+            async for chunk in response.aiter_bytes():
+                body += chunk
+        except httpx.HTTPError:
+            pass
+        events = list(parser.feed(body))
+        for event in events:
+            if event.data and event.event in (None, "message"):
+                self._sink.deliver(event.data)
+        return bool(events)
+
+
+class ReadsToTheEnd(ReferenceClient):
+    """HT-3: reads an SSE response to its end before it looks at the messages."""
+
+    _http_transport = _ReadsToTheEnd
+
+
+CASES = {
+    "sets-level-anyway": Case(
+        SetsLevelAnyway,
+        ("features-set-level-undeclared", "2025-06-18", "stdio"),
+        {"features.set-level-only-if-declared": "FAIL"},
+    ),
+    "set-level-noop": Case(
+        SetLevelNoop,
+        ("features-set-level", "2024-11-05", "stdio"),
+        {"features.set-level-sent": "FAIL"},
+    ),
+    "subscribes-anyway": Case(
+        SubscribesAnyway,
+        ("features-subscribe-undeclared", "2025-11-25", "http"),
+        {"features.subscribe-only-if-declared": "FAIL"},
+    ),
+    "drops-resource-updates": Case(
+        DropsResourceUpdates,
+        ("features-subscribe", "2025-03-26", "http"),
+        {"features.resource-updates-surfaced": "WARN"},
+    ),
+    "completes-anyway": Case(
+        CompletesAnyway,
+        ("features-completion-undeclared", "2025-06-18", "http"),
+        {"features.complete-only-if-declared": "FAIL"},
+    ),
+    "loses-completion-values": Case(
+        LosesCompletionValues,
+        ("features-completion", "2025-11-25", "stdio"),
+        {"features.completion-surfaced": "FAIL"},
+    ),
+    "silent-roots-change": Case(
+        SilentRootsChange,
+        ("features-roots-changed", "2025-11-25", "stdio"),
+        {"features.roots-list-changed": "FAIL"},
+    ),
+    "polls-from-cache": Case(
+        PollsFromCache,
+        ("tools-tasks-polling", "2025-11-25", "stdio"),
+        {"tools.task-polled": "FAIL"},
+    ),
+    "cancels-task-by-notification": Case(
+        CancelsTaskByNotification,
+        ("tools-tasks-polling", "2025-11-25", "http"),
+        {"tools.task-cancelled": "FAIL"},
+    ),
+    "listens-for-everything": Case(
+        ListensForEverything,
+        ("http-listen-relisten", "2026-07-28", "http"),
+        {"stateless.listen-opened": "FAIL"},
+    ),
+    "listens-once": Case(
+        ListensOnce,
+        ("http-listen-relisten", "2026-07-28", "http"),
+        {
+            "stateless.relisten-after-end": "WARN",
+            "stateless.listen-notifications-surfaced": "N/A",
+        },
+    ),
+    "drops-list-changed": Case(
+        DropsListChanged,
+        ("http-listen-relisten", "2026-07-28", "http"),
+        {"stateless.listen-notifications-surfaced": "WARN"},
+    ),
+    "reads-to-the-end": Case(
+        ReadsToTheEnd,
+        ("http-stream-left-open", "2025-11-25", "http"),
+        {"http.stream-left-open-not-blocking": "FAIL"},
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_mutant_fails_exactly_its_checks(name: str) -> None:
+    assert_mutant_fails_exactly(name, CASES[name])
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_reference_client_passes_the_same_runs(name: str) -> None:
+    seen = verdicts(ReferenceClient, CASES[name].run)
+    assert set(seen.values()) == {"PASS"}, seen

@@ -108,6 +108,8 @@ def test_driver_loop_says_hello_skips_garbage_and_closes(classes: Path) -> None:
         json.dumps({"id": 1, "op": "frobnicate"}),
         json.dumps({"id": 2, "op": "list_tools"}),
         json.dumps({"id": 3, "op": "cancel", "target": 99}),
+        json.dumps({"id": 6, "op": "reset"}),  # 1.1: the process stays for another scenario
+        json.dumps({"id": 7, "op": "get_task", "taskId": "t-1"}),  # 1.1, not in supports
         json.dumps({"id": 4, "op": "close"}),
         json.dumps({"id": 5, "op": "ping"}),  # after close: never read
     ]
@@ -115,12 +117,18 @@ def test_driver_loop_says_hello_skips_garbage_and_closes(classes: Path) -> None:
     assert done.returncode == 0, done.stderr
     lines = [json.loads(line) for line in done.stdout.splitlines()]
     hello = lines[0]
-    assert hello["hello"] == "mcp-testbench-driver/1"
+    assert hello["hello"] == "mcp-testbench-driver/1.1"
+    assert hello["reuse"] is True
     assert hello["client"] == {"name": "small-java-mcp-client", "version": "0.1.0"}
     assert {"stdio", "http", "tools", "cancel", "2025-11-25"} <= set(hello["supports"])
-    assert "2026-07-28" not in hello["supports"]
+    assert {"set_log_level", "subscribe_resource", "complete", "set_roots"} <= set(
+        hello["supports"]
+    )
+    assert not {"2026-07-28", "tasks", "listen"} & set(hello["supports"])
     replies = {line["id"]: line for line in lines[1:]}
-    assert set(replies) == {1, 2, 3, 4}, lines
+    assert set(replies) == {1, 2, 3, 4, 6, 7}, lines
+    assert replies[6] == {"id": 6, "ok": True, "value": {}}
+    assert replies[7]["error"]["kind"] == "unsupported"
     assert replies[1]["error"]["kind"] == "unsupported"
     assert replies[2]["error"] == {
         "kind": "other",
@@ -198,7 +206,7 @@ def test_readme_quick_start_runs_on_a_fresh_checkout(tmp_path: Path) -> None:
     # What the README says they print.
     assert outputs[1] == 'ok [1,2.5,12345678901234567890,"😀"]\n'
     hello, reply = (json.loads(line) for line in outputs[2].splitlines())
-    assert hello["hello"] == "mcp-testbench-driver/1"
+    assert hello["hello"] == "mcp-testbench-driver/1.1"
     assert reply == {
         "id": 1,
         "ok": False,

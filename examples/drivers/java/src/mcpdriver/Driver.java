@@ -17,18 +17,21 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * The driver loop of driver protocol v1 (docs/driver-protocol.md) around one
+ * The driver loop of driver protocol 1.1 (docs/driver-protocol.md) around one
  * {@link DriverClient}: the hello, one thread per command (commands overlap), exactly one
- * reply per command, events, cancellation by interrupt, and close.
+ * reply per command, events, cancellation by interrupt, close, and (when the client is
+ * {@link DriverClient#reusable}) reset. The 1.1 operations reach the client only when its
+ * {@code supports()} names them, so a client that implements none is a v1 client.
  *
  * <pre>
  *   public static void main(String[] args) { Driver.run(new MyClientAdapter()); }
  * </pre>
  */
 public final class Driver {
-    public static final String PROTOCOL = "mcp-testbench-driver/1";
+    public static final String PROTOCOL = "mcp-testbench-driver/1.1";
     static final String CANCELLED = "cancelled by the harness";
     private static final int MAX_PAGES = 1000;
 
@@ -36,6 +39,8 @@ public final class Driver {
     private final OutputStream out;
     private final Map<Object, Thread> running = new ConcurrentHashMap<Object, Thread>();
     private final Set<Object> cancelled = Collections.newSetFromMap(new ConcurrentHashMap<Object, Boolean>());
+    // Bumped by reset: events of a client thrown away are not written any more.
+    private final AtomicInteger generation = new AtomicInteger();
 
     private Driver(DriverClient client, OutputStream out) {
         this.client = client;
@@ -68,7 +73,8 @@ public final class Driver {
     }
 
     private int loop() {
-        write(Json.obj("hello", PROTOCOL, "client", client.info(), "supports", client.supports()));
+        write(Json.obj("hello", PROTOCOL, "client", client.info(), "supports", client.supports(),
+                "reuse", client.reusable()));
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         Object closeId = null;
         try {
@@ -166,7 +172,8 @@ public final class Driver {
             long timeoutMs = timeout instanceof Number ? ((Number) timeout).longValue() : 10000;
             DriverClient.ConnectOptions options = new DriverClient.ConnectOptions(
                     Json.string(command.get("protocolVersion")), timeoutMs,
-                    new CannedHandlers(Json.object(command.get("handlers"))), new EventLines());
+                    new CannedHandlers(Json.object(command.get("handlers"))),
+                    new EventLines(generation.get()));
             return client.connect(transport, options);
         }
         if ("list_tools".equals(op)) {
@@ -175,6 +182,12 @@ public final class Driver {
                     return client.listTools(cursor);
                 }
             });
+        }
+        if ("call_tool".equals(op) && command.get("task") != null) { // 1.1: a task-augmented call
+            Object timeout = command.get("timeoutMs");
+            return client.callToolAsTask(Json.string(command.get("name")), Json.object(command.get("arguments")),
+                    Json.object(command.get("task")),
+                    timeout instanceof Number ? ((Number) timeout).longValue() : null);
         }
         if ("call_tool".equals(op)) {
             Object timeout = command.get("timeoutMs");
@@ -205,6 +218,65 @@ public final class Driver {
         if ("ping".equals(op)) {
             client.ping();
             return new LinkedHashMap<String, Object>();
+        }
+        return perform11(op, command);
+    }
+
+    /** The operations of protocol 1.1: passed on to the client, which may refuse them. */
+    private Object perform11(String op, Map<String, Object> command) throws Exception {
+        Map<String, Object> empty = new LinkedHashMap<String, Object>();
+        if ("set_log_level".equals(op)) {
+            client.setLogLevel(Json.string(command.get("level")));
+            return empty;
+        }
+        if ("subscribe_resource".equals(op)) {
+            client.subscribeResource(Json.string(command.get("uri")));
+            return empty;
+        }
+        if ("unsubscribe_resource".equals(op)) {
+            client.unsubscribeResource(Json.string(command.get("uri")));
+            return empty;
+        }
+        if ("complete".equals(op)) {
+            Object context = command.get("context");
+            return client.complete(Json.object(command.get("ref")), Json.object(command.get("argument")),
+                    context == null ? null : Json.object(context));
+        }
+        if ("list_resource_templates".equals(op)) {
+            return allPages("resourceTemplates", new Page() {
+                public Map<String, Object> get(String cursor) throws Exception {
+                    return client.listResourceTemplates(cursor);
+                }
+            });
+        }
+        if ("set_roots".equals(op)) {
+            Object roots = command.get("roots");
+            client.setRoots(roots instanceof List ? new ArrayList<Object>((List<?>) roots) : new ArrayList<Object>());
+            return empty;
+        }
+        if ("get_task".equals(op)) {
+            return client.getTask(Json.string(command.get("taskId")));
+        }
+        if ("task_result".equals(op)) {
+            return client.taskResult(Json.string(command.get("taskId")));
+        }
+        if ("cancel_task".equals(op)) {
+            return client.cancelTask(Json.string(command.get("taskId")));
+        }
+        if ("listen".equals(op)) {
+            return client.listen(Json.object(command.get("notifications")));
+        }
+        if ("reset".equals(op) && client.reusable()) {
+            // As close does, but the process stays: the next connect starts a new client.
+            generation.incrementAndGet();
+            client.close();
+            long deadline = System.currentTimeMillis() + 5000;
+            for (Thread thread : new ArrayList<Thread>(running.values())) {
+                if (thread != Thread.currentThread()) {
+                    thread.join(Math.max(1, deadline - System.currentTimeMillis()));
+                }
+            }
+            return empty;
         }
         throw DriverException.unsupported("this driver has no op " + Json.write(command.get("op")));
     }
@@ -299,15 +371,33 @@ public final class Driver {
         }
     }
 
-    /** Events become lines without an id. */
+    /** Events become lines without an id; none from a client that a reset threw away. */
     private final class EventLines implements DriverClient.Events {
+        private final int born;
+
+        EventLines(int born) {
+            this.born = born;
+        }
+
+        private void event(Map<String, Object> line) {
+            if (born == generation.get()) {
+                write(line);
+            }
+        }
+
         public void notification(String method, Map<String, Object> params) {
-            write(Json.obj("event", "notification", "method", method, "params",
+            event(Json.obj("event", "notification", "method", method, "params",
                     params == null ? new LinkedHashMap<String, Object>() : params));
         }
 
         public void log(String text) {
-            write(Json.obj("event", "log", "text", text));
+            event(Json.obj("event", "log", "text", text));
+        }
+
+        public void subscription(Map<String, Object> fields) {
+            Map<String, Object> line = Json.obj("event", "subscription");
+            line.putAll(fields);
+            event(line);
         }
     }
 }

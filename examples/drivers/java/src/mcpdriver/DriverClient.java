@@ -70,10 +70,84 @@ public interface DriverClient {
 
     /**
      * Ends the session the way your application would (for Streamable HTTP, the DELETE),
-     * stops a server process the client spawned, and makes pending calls fail. Called once,
-     * also when {@code connect} never was.
+     * stops a server process the client spawned, and makes pending calls fail. Called at the
+     * end, also when {@code connect} never was; with {@link #reusable}, also for a
+     * {@code reset}, after which the next {@code connect} must start a new client instance.
      */
     void close() throws Exception;
+
+    // -- driver protocol 1.1: optional operations. The harness sends one only when
+    // supports() names it ("set_log_level", "subscribe_resource", "complete",
+    // "list_resource_templates", "set_roots", "tasks", "listen"); the defaults refuse.
+    // Do not check the server's capabilities here: call the client, and if it refuses
+    // locally, throw DriverException.unsupported with its message.
+
+    /** Whether the harness may keep this process across scenarios (close, then connect again). */
+    default boolean reusable() {
+        return false;
+    }
+
+    /** {@code logging/setLevel}. */
+    default void setLogLevel(String level) throws Exception {
+        throw DriverException.unsupported("set_log_level is not implemented");
+    }
+
+    /** {@code resources/subscribe}; later updates go to {@link Events#notification}. */
+    default void subscribeResource(String uri) throws Exception {
+        throw DriverException.unsupported("subscribe_resource is not implemented");
+    }
+
+    /** {@code resources/unsubscribe}. */
+    default void unsubscribeResource(String uri) throws Exception {
+        throw DriverException.unsupported("unsubscribe_resource is not implemented");
+    }
+
+    /** {@code completion/complete}; {@code context} may be null. Returns the CompleteResult. */
+    default Map<String, Object> complete(
+            Map<String, Object> ref, Map<String, Object> argument, Map<String, Object> context)
+            throws Exception {
+        throw DriverException.unsupported("complete is not implemented");
+    }
+
+    /** One page of resource templates, like {@link #listTools}. */
+    default Map<String, Object> listResourceTemplates(String cursor) throws Exception {
+        throw DriverException.unsupported("list_resource_templates is not implemented");
+    }
+
+    /** The application changed its roots: the client takes them (and says so, if it does). */
+    default void setRoots(List<Object> roots) throws Exception {
+        throw DriverException.unsupported("set_roots is not implemented");
+    }
+
+    /** A task-augmented {@code tools/call} ({@code task} such as {"ttl": 60000}). */
+    default Map<String, Object> callToolAsTask(
+            String name, Map<String, Object> arguments, Map<String, Object> task, Long timeoutMs)
+            throws Exception {
+        throw DriverException.unsupported("tasks are not implemented");
+    }
+
+    /** {@code tasks/get}: the Task. */
+    default Map<String, Object> getTask(String taskId) throws Exception {
+        throw DriverException.unsupported("tasks are not implemented");
+    }
+
+    /** {@code tasks/result}: the task's CallToolResult. */
+    default Map<String, Object> taskResult(String taskId) throws Exception {
+        throw DriverException.unsupported("tasks are not implemented");
+    }
+
+    /** {@code tasks/cancel}: the Task after cancellation. */
+    default Map<String, Object> cancelTask(String taskId) throws Exception {
+        throw DriverException.unsupported("tasks are not implemented");
+    }
+
+    /**
+     * {@code subscriptions/listen} (2026-07-28) with this filter; returns the acknowledged
+     * {@code {"notifications": {...}}}. Report its course with {@link Events#subscription}.
+     */
+    default Map<String, Object> listen(Map<String, Object> notifications) throws Exception {
+        throw DriverException.unsupported("listen is not implemented");
+    }
 
     /** What the harness passes to {@link #connect}. */
     final class ConnectOptions {
@@ -122,5 +196,12 @@ public interface DriverClient {
 
         /** Anything else worth seeing in a report. */
         void log(String text);
+
+        /**
+         * A listen subscription's course (1.1): {@code state} "acknowledged" (with the
+         * acknowledged {@code notifications}), "ended" ({@code reason} "result" or "closed")
+         * or "error" ({@code message}); the fields go into the event as they are.
+         */
+        void subscription(Map<String, Object> fields);
     }
 }

@@ -19,6 +19,8 @@ import mcpdriver.Json;
  */
 public final class SmallClientDriver implements DriverClient {
     private volatile SmallMcpClient client;
+    private volatile List<Object> roots = new ArrayList<Object>(); // what roots/list answers
+    private volatile boolean rootsDeclared;
 
     public static void main(String[] args) {
         Driver.run(new SmallClientDriver());
@@ -33,7 +35,10 @@ public final class SmallClientDriver implements DriverClient {
     public List<String> supports() {
         List<String> supports = new ArrayList<String>(Arrays.asList(
                 "stdio", "http", "tools", "resources", "prompts", "sampling", "elicitation",
-                "roots", "ping", "cancel", "progress", "logging"));
+                "roots", "ping", "cancel", "progress", "logging",
+                // driver protocol 1.1 operations this client has (no tasks, no listen)
+                "set_log_level", "subscribe_resource", "complete", "list_resource_templates",
+                "set_roots"));
         supports.addAll(SmallMcpClient.VERSIONS);
         return supports;
     }
@@ -57,8 +62,10 @@ public final class SmallClientDriver implements DriverClient {
         if (handlers.hasElicitation()) {
             capabilities.put("elicitation", new LinkedHashMap<String, Object>());
         }
-        if (handlers.hasRoots()) {
-            capabilities.put("roots", new LinkedHashMap<String, Object>());
+        rootsDeclared = handlers.hasRoots();
+        if (rootsDeclared) {
+            roots = handlers.roots();
+            capabilities.put("roots", Json.obj("listChanged", true)); // setRoots notifies
         }
         SmallMcpClient.Listener listener = new SmallMcpClient.Listener() {
             @Override
@@ -74,8 +81,8 @@ public final class SmallClientDriver implements DriverClient {
                 if ("elicitation/create".equals(method) && handlers.hasElicitation()) {
                     return handlers.elicit(params);
                 }
-                if ("roots/list".equals(method) && handlers.hasRoots()) {
-                    return Json.obj("roots", handlers.roots());
+                if ("roots/list".equals(method) && rootsDeclared) {
+                    return Json.obj("roots", roots);
                 }
                 throw new McpException(-32601, "Method not found: " + method, null);
             }
@@ -180,8 +187,60 @@ public final class SmallClientDriver implements DriverClient {
     @Override
     public void close() {
         SmallMcpClient c = client;
+        client = null; // a later connect (after a reset) starts a new client
         if (c != null) {
             c.close();
+        }
+    }
+
+    @Override
+    public boolean reusable() {
+        return true;
+    }
+
+    // -- driver protocol 1.1 -------------------------------------------------------------------
+
+    @Override
+    public void setLogLevel(String level) throws Exception {
+        call("logging/setLevel", Json.obj("level", level), null);
+    }
+
+    @Override
+    public void subscribeResource(String uri) throws Exception {
+        call("resources/subscribe", Json.obj("uri", uri), null);
+    }
+
+    @Override
+    public void unsubscribeResource(String uri) throws Exception {
+        call("resources/unsubscribe", Json.obj("uri", uri), null);
+    }
+
+    @Override
+    public Map<String, Object> complete(
+            Map<String, Object> ref, Map<String, Object> argument, Map<String, Object> context)
+            throws Exception {
+        Map<String, Object> params = Json.obj("ref", ref, "argument", argument);
+        if (context != null) {
+            params.put("context", context);
+        }
+        return call("completion/complete", params, null);
+    }
+
+    @Override
+    public Map<String, Object> listResourceTemplates(String cursor) throws Exception {
+        return call("resources/templates/list", page(cursor), null);
+    }
+
+    @Override
+    public void setRoots(List<Object> newRoots) throws Exception {
+        roots = newRoots;
+        SmallMcpClient c = client;
+        if (c != null && rootsDeclared) {
+            try {
+                c.notify("notifications/roots/list_changed", null);
+            } catch (IOException e) {
+                throw DriverException.transport(e.getMessage(), e);
+            }
         }
     }
 }

@@ -43,10 +43,22 @@ OWN = ("stdio", "http")  # the small client's transports (it has no HTTP+SSE)
 # new initialize is sent (F1 of the SDKs).
 J1 = (Pin("FAIL", "http.new-session-after-404", STREAMABLE, ("http",)),)
 
-# J2 (LC-7): tools/list sent to a server that declared no tools (F2 of the SDKs).
+# J2 (LC-7): the client never reads the server's capabilities: tools/list (F2 of the SDKs),
+# logging/setLevel, resources/subscribe and completion/complete go to servers that declared
+# none of them.
+COMPLETION_ERA = ("2025-03-26", "2025-06-18", "2025-11-25")
 J2 = (
     Pin("FAIL", "lifecycle.negotiated-capabilities-only", ("2025-06-18", "2025-11-25"), OWN),
     Pin("WARN", "lifecycle.negotiated-capabilities-only-early", ("2024-11-05", "2025-03-26"), OWN),
+    Pin(
+        "FAIL",
+        "features.set-level-only-if-declared",
+        HANDSHAKE,
+        OWN,
+        scenario="features-set-level-undeclared",
+    ),
+    Pin("FAIL", "features.subscribe-only-if-declared", HANDSHAKE, OWN),
+    Pin("FAIL", "features.complete-only-if-declared", COMPLETION_ERA, OWN),
 )
 
 # J3 (RPC-6b, MUST): at 2025-03-26 a batch from the server (a JSON array) is dropped on stdio;
@@ -75,17 +87,28 @@ J7 = (
 )
 
 # J8 (N/A, HT-6): the client never opens the GET stream, so the checks about it have
-# nothing to judge.
+# nothing to judge, and a resource update the server sends there never reaches it.
 J8 = (
     Pin("N/A", "http.get-405-tolerated", STREAMABLE, ("http",)),
     Pin("N/A", "http.get-stream-accept", STREAMABLE, ("http",)),
+    Pin("N/A", "features.resource-updates-surfaced", STREAMABLE, ("http",)),
 )
 
 # J9 (TL-3, SHOULD): structuredContent is not validated against the tool's outputSchema.
 J9 = (Pin("WARN", "tools.output-schema-validated", ("2025-06-18", "2025-11-25"), OWN),)
 
-# Not judged, as for the other clients (docs/findings.md N1): no logging/setLevel to provoke.
-NO_SET_LEVEL = (Pin("N/A", "features.set-level-only-if-declared", HANDSHAKE, OWN),)
+# J10 (under review, ROOTS/LC-6): over HTTP the client sends notifications/roots/list_changed
+# as it must, but the server's roots/list that follows can only come on the GET stream, which
+# the client never opens (J8): the check fails "never answered" for a request that was never
+# delivered.
+J10 = (Pin("FAIL", "features.roots-list-changed", STREAMABLE, ("http",)),)
+
+# Not judged, as for the other clients (docs/findings.md N1): the scenarios that do not ask
+# for a log level.
+NO_SET_LEVEL = tuple(
+    Pin("N/A", "features.set-level-only-if-declared", HANDSHAKE, OWN, scenario=scenario)
+    for scenario in ("features-progress", "features-progress-2024", "features-server-requests")
+)
 
 SMALL_JAVA = (
     *J1,
@@ -97,12 +120,15 @@ SMALL_JAVA = (
     *J7,
     *J8,
     *J9,
+    *J10,
     *NO_SET_LEVEL,
     *NO_SAMPLING_TOOLS,
     *NO_ERA_PROBE,
     *R3,
-    # It speaks neither 2026-07-28 nor the HTTP+SSE transport, and says so in its hello.
+    # It speaks neither 2026-07-28 nor the HTTP+SSE transport, and has no tasks (driver
+    # protocol 1.1 "tasks"): its hello says so.
     Pin("SKIP", ANY, MODERN),
+    Pin("SKIP", ANY, ("2025-11-25",), OWN, scenario="tools-tasks-polling"),
     Pin("SKIP", ANY, ("2024-11-05",), ("sse-legacy",)),
 )
 

@@ -8,9 +8,11 @@ The whole suite through the kit, with every verdict pinned, is tests/test_e2e_ja
 from __future__ import annotations
 
 import json
+import queue
 import re
 import shutil
 import subprocess
+import threading
 from pathlib import Path
 
 import anyio
@@ -18,6 +20,9 @@ import pytest
 from _java import KIT, build_kit, driver_argv, require_java
 from test_driver import (
     BOUND,
+    REVISION,
+    TOOL_NAMES,
+    TOOLS_SCRIPT,
     assert_wire,
     cancel_hanging_call,
     driven,
@@ -25,6 +30,9 @@ from test_driver import (
     mock_target,
     time_out_hanging_call,
 )
+
+from mock_servers._stdio import stdio_command
+from mock_servers._transcript import read_transcript
 
 WAIT = 30  # seconds: the bound of one short Java process
 
@@ -138,6 +146,58 @@ def test_driver_loop_says_hello_skips_garbage_and_closes(classes: Path) -> None:
     assert replies[3] == {"id": 3, "ok": True, "value": {}}
     assert lines[-1] == {"id": 4, "ok": True, "value": {}}  # close replies last
     assert done.stderr.count("ignored a line that is not a command") == 2, done.stderr
+
+
+def test_reset_keeps_the_process_and_the_next_connect_starts_afresh(
+    classes: Path, tmp_path: Path
+) -> None:
+    """1.1 `reset`: the client is closed (its server process stopped) and a new one connects."""
+    argv = stdio_command(
+        TOOLS_SCRIPT, revision=REVISION, transcript=tmp_path / "t.jsonl", append_transcript=True
+    )
+    process = subprocess.Popen(
+        driver_argv(classes),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        encoding="utf-8",
+    )
+    lines: queue.Queue[str] = queue.Queue()
+    reader = threading.Thread(target=lambda: [lines.put(x) for x in process.stdout or ()])
+    reader.start()
+
+    def ask(command: dict[str, object]) -> dict[str, object]:
+        assert process.stdin is not None
+        process.stdin.write(json.dumps(command) + "\n")
+        process.stdin.flush()
+        while True:  # events may come first
+            line = json.loads(lines.get(timeout=WAIT))
+            if line.get("id") == command["id"]:
+                return dict(line)
+
+    try:
+        assert json.loads(lines.get(timeout=WAIT))["reuse"] is True
+        connect = {"op": "connect", "transport": {"type": "stdio", "command": argv, "env": {}}}
+        for first in (1, 4):  # two scenarios in one process
+            assert ask({"id": first, **connect, "protocolVersion": REVISION})["ok"] is True
+            listed = ask({"id": first + 1, "op": "list_tools"})
+            assert {t["name"] for t in listed["value"]["tools"]} == TOOL_NAMES  # type: ignore[index]
+            op = "reset" if first == 1 else "close"
+            assert ask({"id": first + 2, "op": op}) == {"id": first + 2, "ok": True, "value": {}}
+        assert process.wait(timeout=WAIT) == 0
+    finally:
+        process.kill()
+        process.wait(timeout=WAIT)
+        reader.join(timeout=WAIT)
+        for pipe in (process.stdin, process.stdout):
+            if pipe is not None:
+                pipe.close()
+    # Both server processes wrote to one transcript: each was initialized, and each stopped.
+    entries = read_transcript(tmp_path / "t.jsonl")["entries"]
+    sent = [e["message"].get("method") for e in entries if e.get("direction") == "client"]
+    assert sent.count("initialize") == 2, sent
+    assert [e["kind"] for e in entries].count("exit") == 2, entries[-3:]
 
 
 # -- the small client through the driver binding -------------------------------------------------

@@ -112,7 +112,10 @@ def root_causes(results: Sequence[Mapping[str, Any]]) -> list[tuple[str, str, in
     blocking first. A root cause is a check (its worst verdict in this run, or "not
     judged" when no scenario of the run judged it) or a failure of the client itself."""
     blocked = Counter(str(r["root"]) for r in results if r["status"] == "BLOCKED")
-    reasons = {str(r["root"]): str(r["reason"]) for r in results if r["status"] == "BLOCKED"}
+    reasons: dict[str, str] = {}
+    for r in results:
+        if r["status"] == "BLOCKED":
+            reasons.setdefault(str(r["root"]), _cause_reason(str(r["reason"]), str(r["root"])))
     own: dict[str, str] = {}
     for r in results:
         current = own.get(str(r["check"]))
@@ -122,9 +125,20 @@ def root_causes(results: Sequence[Mapping[str, Any]]) -> list[tuple[str, str, in
     rows = []
     for root, count in blocked.most_common():
         verdict = own.get(root, "FAIL" if root.startswith("client.") else "not judged")
-        why = reasons[root].split(": ", 1)[-1]
+        why = reasons[root]
         rows.append((root, verdict, count, why))
     return rows
+
+
+def _cause_reason(reason: str, root: str) -> str:
+    """The root cause's own words in a BLOCKED item's reason (harness/_judging.py writes
+    "blocked by ROOT: WHY", or "not judged: TRIGGER did not happen; WHY")."""
+    direct = f"blocked by {root}: "
+    if reason.startswith(direct):
+        return reason[len(direct) :]
+    if reason.startswith("not judged: ") and " did not happen; " in reason:
+        return reason.split(" did not happen; ", 1)[1]
+    return reason.split(": ", 1)[-1]
 
 
 def root_cause_lines(results: Sequence[Mapping[str, Any]]) -> list[str]:

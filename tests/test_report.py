@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from harness._catalogue import CATALOGUE
-from harness._report import WIDTH, terminal_summary, write_reports
+from harness._report import WIDTH, root_cause_lines, terminal_summary, write_reports
 from harness.suite import SCENARIOS
 from mock_servers import package_version
 
@@ -170,3 +170,16 @@ def test_the_markdown_report_lists_every_item_that_did_not_pass(tmp_path: Path) 
     assert "[spec](https://modelcontextprotocol.io/specification/" in blocked
     # The matrix names its columns as the flags do.
     assert "| 2024-11-05 sse-legacy |" in text
+
+
+def test_a_root_cause_line_gives_the_causes_own_reason() -> None:
+    # Items blocked on the way to their trigger name the trigger first; the root cause's
+    # line must still say why the cause failed (a hang reads "hung"), whichever comes first.
+    waiting = _item("tools-call", "2025-11-25", "stdio", "tools.call-result", "BLOCKED")
+    waiting["reason"] = "not judged: a tools/call did not happen; hung: connect did not return"
+    direct = _item("tools-call", "2025-06-18", "stdio", "tools.call-result", "BLOCKED")
+    direct["reason"] = "blocked by client.connect: hung: connect did not return"
+    for results in ([waiting, direct], [direct, waiting]):
+        assert root_cause_lines(results) == [
+            "client.connect FAIL blocks 2 items: hung: connect did not return"
+        ]

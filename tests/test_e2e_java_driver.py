@@ -97,11 +97,10 @@ J8 = (
 # J9 (TL-3, SHOULD): structuredContent is not validated against the tool's outputSchema.
 J9 = (Pin("WARN", "tools.output-schema-validated", ("2025-06-18", "2025-11-25"), OWN),)
 
-# J10 (under review, ROOTS/LC-6): over HTTP the client sends notifications/roots/list_changed
-# as it must, but the server's roots/list that follows can only come on the GET stream, which
-# the client never opens (J8): the check fails "never answered" for a request that was never
-# delivered.
-J10 = (Pin("FAIL", "features.roots-list-changed", STREAMABLE, ("http",)),)
+# J10 (resolved, ROOTS/LC-6): over HTTP the client sends notifications/roots/list_changed as
+# it must, but the server's roots/list that follows can only come on the GET stream, which
+# the client never opens (J8): never delivered, so the rest of the check is N/A.
+J10 = (Pin("N/A", "features.roots-list-changed", STREAMABLE, ("http",)),)
 
 # Not judged, as for the other clients (docs/findings.md N1): the scenarios that do not ask
 # for a log level.

@@ -416,9 +416,25 @@ def roots_list_changed(run: ScenarioRun) -> Verdict:
             "notifications/roots/list_changed",
             evidence,
         )
+    # Over HTTP the server's roots/list travels on the GET stream: a client that never
+    # opened one was never asked, and owes no answer.
+    asked = [
+        e
+        for e in run.entries
+        if e["kind"] == "message"
+        and e["direction"] == "server"
+        and e["message"].get("method") == "roots/list"
+        and same_id(e["message"].get("id"), "roots-1")
+    ]
+    if not asked:
+        return not_applicable(
+            "list_changed was sent, but the server's roots/list after it was never delivered "
+            "(over HTTP it needs the GET stream, which the client did not open)",
+            evidence,
+        )
     answers = [m for m in run.client_messages() if same_id(m["message"].get("id"), "roots-1")]
     if not answers:
-        return fail("the roots/list sent after the change was never answered", evidence)
+        return fail("the roots/list sent after the change was never answered", [*evidence, *asked])
     got = (answers[0]["message"].get("result") or {}).get("roots")
     if not same_json(got, list(NEW_ROOTS)):
         return fail(

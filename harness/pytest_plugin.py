@@ -5,7 +5,8 @@
 
 collects the conformance suite: one item per check per (scenario, revision, transport),
 named `mcp-testbench::<scenario>-<revision>-<transport>::<check>`, so that `-k`, `-x`,
-`--junitxml` and pytest-xdist work as usual (`--dist loadscope` runs each scenario once).
+`--junitxml` and pytest-xdist work as usual (the items of one scenario run go to one
+worker without any `--dist` flag, so each scenario runs once).
 A conftest may instead override the `mcp_client_factory` fixture and pass `--mcp-suite`.
 
 The plugin is loaded by every pytest run in an environment where mcp-testbench is

@@ -16,7 +16,7 @@ run() {
     name=$1
     shift
     # A failing check makes the run exit 1: that is a finding to show, not an error here.
-    $bench run "$@" --report "$out/$name.json" --report "$out/$name.html" >"$out/$name.log" 2>&1 || true
+    $bench run "$@" --no-report --report "$out/$name.json" --report "$out/$name.html" >"$out/$name.log" 2>&1 || true
     test -s "$out/$name.json" || { echo "no report for $name: see $out/$name.log" >&2; exit 1; }
     rm -f "$out/$name.log"
     echo "ran $name"

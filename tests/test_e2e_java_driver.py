@@ -23,6 +23,7 @@ from test_e2e_real_clients import (
     ANY,
     HANDSHAKE,
     MODERN,
+    NO_AUTH_DECLARED,
     NO_ERA_PROBE,
     NO_SAMPLING_TOOLS,
     R3,
@@ -124,6 +125,7 @@ SMALL_JAVA = (
     *NO_SAMPLING_TOOLS,
     *NO_ERA_PROBE,
     *R3,
+    *NO_AUTH_DECLARED,  # A1: the driver protocol has no authorization option yet
     # It speaks neither 2026-07-28 nor the HTTP+SSE transport, and has no tasks (driver
     # protocol 1.1 "tasks"): its hello says so.
     Pin("SKIP", ANY, MODERN),

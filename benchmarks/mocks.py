@@ -1,19 +1,24 @@
 """The mock servers' speed beside bare baselines, in one run, as ratios.
 
-    python benchmarks/mocks.py [--seconds S] [--concurrency 16] [--sessions 1000]
+    python benchmarks/mocks.py [--seconds S] [--concurrency 16] [--rounds 5] [--sessions 1000]
 
 HTTP (each server in a process of its own, the clients in this one, over loopback,
 HTTP/1.1 keep-alive on raw sockets so the client costs little): a `tools/list` answered
 
 - by the HTTP mock (fixtures/tools/list-and-call.json, one session, JSON answers);
-- by a bare Starlette app on the same uvicorn settings, answering the same JSON;
+- by a bare Starlette app on the same uvicorn settings, answering the same JSON (sent the
+  same headers as the mock, session id included, so each parses the same request);
 - by the Python SDK's own server (FastMCP, stateless, JSON answers), when installed;
 
 for one sequential client and for --concurrency concurrent ones: requests per second and
 p50/p99 latency, each beside the bare app's. stdio: round trips per second of `tools/list`
 through the stdio mock, beside a bare pipe echo (a Python process answering each line with
-a fixed line). Memory: the resident size of `mcp-testbench serve` (a fresh mock per
-session) holding --sessions idle sessions, beside the bare app's at rest, and the SDK's.
+a fixed line, no parsing) and a bare stdio server (one that does what the bare Starlette
+app does: parse the line, answer the same JSON with its id). Each phase is split into
+--rounds rounds that take turns between the servers, so a machine whose speed drifts
+(these are shared) slows all of them alike. Memory: the resident size of `mcp-testbench
+serve` (a fresh mock per session) holding --sessions idle sessions, beside the bare app's
+at rest, and the SDK's.
 
 A benchmark, not a test: it asserts nothing; every phase is bounded in time.
 """
@@ -105,6 +110,13 @@ def serve(kind: str) -> None:
         answer = json.dumps({"jsonrpc": "2.0", "id": 0, "result": _tools_result()}).encode()
         for _line in sys.stdin.buffer:
             sys.stdout.buffer.write(answer + b"\n")
+            sys.stdout.buffer.flush()
+    elif kind == "json":  # what the bare Starlette app does, over stdio
+        result = _tools_result()
+        for line in sys.stdin.buffer:
+            message = json.loads(line)
+            answer = {"jsonrpc": "2.0", "id": message.get("id"), "result": result}
+            sys.stdout.buffer.write(json.dumps(answer).encode() + b"\n")
             sys.stdout.buffer.flush()
 
 
@@ -303,20 +315,40 @@ async def _load(url: str, headers: dict[str, str], clients: int, seconds: float)
     return Load(len(latencies), time.monotonic() - start, latencies, errors)
 
 
-def http_rows(seconds: float, concurrency: int) -> list[tuple[str, int, Load]]:
+def _merge(loads: list[Load]) -> Load:
+    return Load(
+        sum(x.requests for x in loads),
+        sum(x.seconds for x in loads),
+        [t for x in loads for t in x.latencies],
+        sum(x.errors for x in loads),
+    )
+
+
+def http_rows(seconds: float, concurrency: int, rounds: int) -> list[tuple[str, int, Load]]:
+    """Every server up at once, loaded in turn (A B C A B C ...) for `rounds` rounds, so a
+    machine whose speed drifts during the run slows each of them alike."""
     kinds = [("bare Starlette", "bare", True), ("HTTP mock", "mock", False)]
     if _sdk_available():
         kinds.append(("Python SDK server", "sdk", True))
     else:
         print("(the Python SDK is not installed: its server is left out)")
-    rows = []
-    for label, kind, stateless in kinds:
-        with server(kind) as (url, _pid):
-            headers = asyncio.run(_session(url, stateless))
+    loads: dict[tuple[str, int], list[Load]] = {}
+    with contextlib.ExitStack() as stack:
+        targets = []
+        for label, kind, stateless in kinds:
+            url, _pid = stack.enter_context(server(kind))
+            targets.append((label, url, asyncio.run(_session(url, stateless))))
+        # The bare app gets the mock's headers too: the same bytes to parse on each request.
+        mock_headers = targets[1][2]
+        targets[0] = (targets[0][0], targets[0][1], dict(mock_headers))
+        for _label, url, headers in targets:
             asyncio.run(_load(url, headers, 1, 0.5))  # warm-up
+        for _round in range(rounds):
             for clients in (1, concurrency):
-                rows.append((label, clients, asyncio.run(_load(url, headers, clients, seconds))))
-    return rows
+                for label, url, headers in targets:
+                    load = asyncio.run(_load(url, headers, clients, seconds / rounds))
+                    loads.setdefault((label, clients), []).append(load)
+    return [(label, clients, _merge(parts)) for (label, clients), parts in loads.items()]
 
 
 def print_http(rows: list[tuple[str, int, Load]]) -> None:
@@ -368,16 +400,27 @@ def _round_trips(argv: list[str], seconds: float, initialize: bool) -> tuple[int
     return count, elapsed
 
 
-def stdio_rows(seconds: float) -> None:
+def stdio_rows(seconds: float, rounds: int) -> None:
     sys.path.insert(0, str(ROOT))
     from mock_servers.stdio import stdio_command
 
-    echo = _round_trips([sys.executable, __file__, "--serve", "echo"], seconds, False)
-    mock = _round_trips(stdio_command(SCRIPT, revision=REVISION), seconds, True)
-    print(f"\n{'stdio':<20} {'round trips/s':>13} {'vs echo':>8}")
-    for label, (count, elapsed) in (("bare pipe echo", echo), ("stdio mock", mock)):
+    kinds = [
+        ("bare pipe echo", [sys.executable, __file__, "--serve", "echo"], False),
+        ("bare stdio server", [sys.executable, __file__, "--serve", "json"], False),
+        ("stdio mock", stdio_command(SCRIPT, revision=REVISION), True),
+    ]
+    totals = {label: [0, 0.0] for label, _, _ in kinds}
+    for _round in range(rounds):  # interleaved, as the HTTP rows
+        for label, argv, initialize in kinds:
+            count, elapsed = _round_trips(argv, seconds / rounds, initialize)
+            totals[label][0] += count
+            totals[label][1] += elapsed
+    rate = {label: count / elapsed for label, (count, elapsed) in totals.items()}
+    print(f"\n{'stdio':<20} {'round trips/s':>13} {'vs echo':>8} {'vs bare':>8}")
+    for label, _, _ in kinds:
         print(
-            f"{label:<20} {count / elapsed:>13.0f} {(count / elapsed) / (echo[0] / echo[1]):>7.0%}"
+            f"{label:<20} {rate[label]:>13.0f} {rate[label] / rate['bare pipe echo']:>7.0%} "
+            f"{rate[label] / rate['bare stdio server']:>7.0%}"
         )
 
 
@@ -427,13 +470,14 @@ def main() -> int:
     parser.add_argument("--serve", help=argparse.SUPPRESS)
     parser.add_argument("--seconds", type=float, default=3.0, help="each load phase (s)")
     parser.add_argument("--concurrency", type=int, default=16, help="concurrent HTTP clients")
+    parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds per phase")
     parser.add_argument("--sessions", type=int, default=1000, help="idle sessions for memory")
     args = parser.parse_args()
     if args.serve:
         serve(args.serve)
         return 0
-    print_http(http_rows(args.seconds, args.concurrency))
-    stdio_rows(args.seconds)
+    print_http(http_rows(args.seconds, args.concurrency, args.rounds))
+    stdio_rows(args.seconds, args.rounds)
     memory_rows(args.sessions)
     return 0
 

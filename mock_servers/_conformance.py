@@ -113,7 +113,9 @@ def _verdict_key(
     else:
         keyed = dict(message)
     try:
-        text = json.dumps(keyed, sort_keys=True, allow_nan=False)
+        # Unsorted: the answers of one template keep their key order, and an order seen
+        # for the first time is a cache miss, never a wrong verdict.
+        text = json.dumps(keyed, allow_nan=False)
     except (TypeError, ValueError):  # not plain JSON: check it every time
         return None
     return revision, request_method, text

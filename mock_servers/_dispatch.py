@@ -39,7 +39,7 @@ from mock_servers._negotiation import (
     first_message,
     served_revisions,
 )
-from mock_servers._patterns import match
+from mock_servers._patterns import matches
 from mock_servers._script import Script, ScriptError
 from mock_servers._transcript import Transcript
 
@@ -238,7 +238,7 @@ class Dispatcher:
         steps = [
             step
             for step in self.script.steps
-            if step.kind == "expect" and not match(step.raw["expect"], message)
+            if step.kind == "expect" and matches(step.raw["expect"], message)
         ]
         left = {step.index for step in session.mock.engine.unconsumed()}
         return bool(steps) and not any(

@@ -26,6 +26,7 @@ Withholding is what a conformant server does, so the run goes on (unlike the sen
 from __future__ import annotations
 
 import copy
+import marshal
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -46,7 +47,7 @@ from harness.protocol import (
     is_stateless,
 )
 from mock_servers._conformance import SendGate, minimal_result, split_mark
-from mock_servers._patterns import match
+from mock_servers._patterns import match, matches
 from mock_servers._script import Script, Step, complete_stateless_result
 from mock_servers._transcript import Transcript
 from mock_servers._version import package_version
@@ -162,21 +163,51 @@ class Outcome:
 
 
 def _fill(template: Any, request: Mapping[str, Any]) -> Any:
-    """Replace {"$request": "/json/pointer"} by that value of the request (or null).
+    """A fresh copy of `template`, each {"$request": "/json/pointer"} replaced by that value
+    of the request (or null). The copy shares nothing with the script or the request, so
+    whatever is done to it later cannot change the next answer.
 
     With `"as": "other_type"` the value changes JSON type: an integer becomes its decimal
     string and a string of digits the integer (a response id "1" for the request id 1);
     any other string becomes -1, an id no client issued, of the other type all the same.
     """
     if isinstance(template, dict):
-        if set(template) == {"$request"}:
-            return _resolve(request, template["$request"])
-        if set(template) == {"$request", "as"} and template["as"] == "other_type":
-            return _other_type(_resolve(request, template["$request"]))
+        if "$request" in template:
+            if len(template) == 1:
+                return copy.deepcopy(_resolve(request, template["$request"]))
+            if len(template) == 2 and template.get("as") == "other_type":
+                return copy.deepcopy(_other_type(_resolve(request, template["$request"])))
         return {k: _fill(v, request) for k, v in template.items()}
     if isinstance(template, list):
         return [_fill(v, request) for v in template]
     return template
+
+
+def _mentions_request(template: Any) -> bool:
+    if isinstance(template, dict):
+        return "$request" in template or any(map(_mentions_request, template.values()))
+    if isinstance(template, list):
+        return any(map(_mentions_request, template))
+    return False
+
+
+class _Templates:
+    """Fresh copies of one script's reply templates, for one engine (whose script keeps
+    every template alive, so a template's id names it for the engine's whole life).
+
+    A template without `$request` is the same every time: it is frozen once (marshal
+    keeps JSON's types exactly) and thawed per answer, which costs a fraction of a walk.
+    """
+
+    def __init__(self) -> None:
+        self._frozen: dict[int, bytes | None] = {}
+
+    def fill(self, template: Any, request: Mapping[str, Any]) -> Any:
+        key = id(template)
+        if key not in self._frozen:
+            self._frozen[key] = None if _mentions_request(template) else marshal.dumps(template)
+        frozen = self._frozen[key]
+        return _fill(template, request) if frozen is None else marshal.loads(frozen)
 
 
 def _other_type(value: Any) -> Any:
@@ -349,6 +380,7 @@ class Engine:
         # Ids of the requests the mock sent: the client's answers to them are expected
         # even when no step matches them (the answers a `before` request awaits).
         self._sent_request_ids: set[RequestId] = set()  # int or str: 1 and "1" stay apart
+        self._templates = _Templates()
         server = script.server
         self.server_info: dict[str, Any] = dict(server.get("info") or default_server_info())
         self.capabilities: dict[str, Any] = dict(server.get("capabilities", {}))
@@ -468,8 +500,13 @@ class Engine:
         candidates += [
             s for s in self.script.steps if s.index in self._consumed and s.raw.get("repeat")
         ]
+        method = message.get("method")
         for step in candidates:
-            if match(step.raw["expect"], message):
+            pattern = step.raw["expect"]
+            literal = pattern.get("method")
+            if isinstance(literal, str) and literal != method:
+                continue  # what `matches` would say, without walking the rest
+            if not matches(pattern, message):
                 continue
             if http is not None and not self._http_matches(step, http):
                 continue
@@ -486,7 +523,7 @@ class Engine:
         if "path" in wanted and wanted["path"] != http.path:
             return False
         headers = {k.lower(): v for k, v in wanted.get("headers", {}).items()}
-        return not match(headers, dict(http.headers))
+        return matches(headers, dict(http.headers))
 
     def _scripted_delivery(
         self, step: Step, message: Message, as_json: dict[str, Any]
@@ -504,14 +541,14 @@ class Engine:
                 )
             return None
         reply = reply or {}
-        filled = [_fill(copy.deepcopy(m), as_json) for m in reply.get("before", [])]
+        filled = [self._templates.fill(m, as_json) for m in reply.get("before", [])]
         marked = [_server_message(m) for m in filled if self._may_send(m, step, as_json)]
         before = [m for m, _ in marked]
         sse = self._checked_sse(dict(reply.get("sse", {})), step, as_json)
         response: Message | None = None
         status = reply.get("status")
         if "result" in reply:
-            result = _fill(copy.deepcopy(reply["result"]), as_json)
+            result = self._templates.fill(reply["result"], as_json)
             if self.stateless and isinstance(result, dict) and "violation" not in reply:
                 result = complete_stateless_result(message.method, result)
             refusal = self._input_requests_refusal(result, step, as_json)
@@ -520,7 +557,7 @@ class Engine:
             else:
                 response, status = ErrorResponse(message.id, refusal), 400
         elif "error" in reply:
-            error = _fill(copy.deepcopy(reply["error"]), as_json)
+            error = self._templates.fill(reply["error"], as_json)
             response = ErrorResponse(message.id, _error_object(error))
         elif "fault" not in reply and "body" not in reply:
             builtin = self._builtin(message)

@@ -626,16 +626,19 @@ class HttpMock:
         if isinstance(parsed, Request) and parsed.method == "initialize":
             self._open_initialization(parsed, delivery)
         if (
-            isinstance(parsed, Request)
+            self.engine.stateless  # only 2026-07-28 has Mcp-Param-* headers
+            and isinstance(parsed, Request)
             and parsed.method == "tools/list"
             and delivery is not None
             and isinstance(delivery.response, Response)
         ):
             self._learn_tools(delivery.response.result)
         later = self._apply_actions(outcome.actions)
+        if not later:
+            await self._deliver(ex, parsed, outcome.delivery)
+            return
         async with anyio.create_task_group() as tg:
-            if later:
-                tg.start_soon(self._run_later, later)
+            tg.start_soon(self._run_later, later)
             await self._deliver(ex, parsed, outcome.delivery)
 
     async def _post_batch(self, ex: Exchange, batch: Batch) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextvars
 import json
 import logging
+import re
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -64,13 +65,17 @@ def install_drop_log_filter() -> None:
         _filter_installed = True
 
 
+_UNSENDABLE_IN_NAME = re.compile('[\r\n\0:() ,;"\t]')
+_UNSENDABLE_IN_VALUE = re.compile("[\r\n\0]")
+
+
 def _header_bytes(headers: Mapping[str, str]) -> list[tuple[bytes, bytes]] | None:
     """ASGI header pairs, or None if a name or value could not be sent as given."""
     out = []
     for name, value in headers.items():
-        if not name or any(c in name for c in '\r\n\0:() ,;"\t') or not name.isascii():
+        if not name or _UNSENDABLE_IN_NAME.search(name) or not name.isascii():
             return None
-        if any(c in value for c in "\r\n\0"):
+        if _UNSENDABLE_IN_VALUE.search(value):
             return None
         try:
             out.append((name.lower().encode("ascii"), value.encode("latin-1")))
@@ -110,7 +115,15 @@ class Exchange:
         self.aborted = False
         self.disconnected = False
         self._buffer = bytearray()
-        self._lock = anyio.Lock()
+        self._write_lock: anyio.Lock | None = None  # made on the first streamed write
+
+    @property
+    def _lock(self) -> anyio.Lock:
+        # Most exchanges answer with one whole body and never lock; making an anyio lock
+        # costs a backend look-up, on every request of a benchmark's hot path.
+        if self._write_lock is None:
+            self._write_lock = anyio.Lock()
+        return self._write_lock
 
     @property
     def channel(self) -> str:
@@ -213,8 +226,11 @@ class Exchange:
         await self._start(status, all_headers, body=body.decode("utf-8", errors="replace"))
         if no_body:
             body = b""
-        await self._write_chunked(body)
-        await self._raw_send({"type": "http.response.body", "body": b"", "more_body": False})
+        if self.chunk_size is None:  # the body and its end in one message
+            await self._raw_send({"type": "http.response.body", "body": body, "more_body": False})
+        else:
+            await self._write_chunked(body)
+            await self._raw_send({"type": "http.response.body", "body": b"", "more_body": False})
         self.complete = True
 
     async def respond_json(

@@ -22,11 +22,11 @@ import json
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, NoReturn
 
 from harness.protocol import json_type
 
-__all__ = ["OPERATORS", "Mismatch", "is_operator", "match"]
+__all__ = ["OPERATORS", "Mismatch", "is_operator", "match", "matches"]
 
 OPERATORS = frozenset({"$present", "$absent", "$type", "$regex", "$any", "$contains"})
 _MISSING: Any = object()
@@ -62,6 +62,61 @@ def _escape(key: str) -> str:
     return key.replace("~", "~0").replace("/", "~1")
 
 
+def _same_scalar(pattern: Any, value: Any) -> bool:
+    if json_type(pattern) in ("integer", "number") and json_type(value) in ("integer", "number"):
+        return bool(pattern == value)
+    return json_type(pattern) == json_type(value) and bool(pattern == value)
+
+
+def matches(pattern: Any, value: Any) -> bool:
+    """Whether `value` matches `pattern`: `not match(pattern, value)`, without the diff.
+
+    The mocks try every pending step against every message; on that path a mismatch's
+    text (a JSON dump per member) is wasted work, so this stops at the first difference.
+    """
+    if is_operator(pattern):
+        return _operator_holds(pattern, value)
+    if value is _MISSING:
+        return False
+    if isinstance(pattern, dict):
+        if not isinstance(value, dict):
+            return False
+        return all(matches(sub, value.get(key, _MISSING)) for key, sub in pattern.items())
+    if isinstance(pattern, list):
+        if not isinstance(value, list) or len(value) != len(pattern):
+            return False
+        return all(matches(sub, item) for sub, item in zip(pattern, value, strict=True))
+    return _same_scalar(pattern, value)
+
+
+def _operator_holds(pattern: dict[str, Any], value: Any) -> bool:
+    for op, arg in pattern.items():
+        if op == "$present":
+            holds = (value is _MISSING) != bool(arg)
+        elif op == "$absent":
+            holds = (value is _MISSING) == bool(arg)
+        elif op == "$any":
+            holds = any(matches(p, value) for p in arg)
+        elif value is _MISSING:  # as in `match`: every other operator needs a value
+            holds = False
+        elif op == "$type":
+            actual = json_type(value)
+            holds = actual == arg or (arg == "number" and actual == "integer")
+        elif op == "$regex":
+            holds = isinstance(value, str) and bool(_compiled(arg).search(value))
+        elif op == "$contains":
+            holds = isinstance(value, list) and any(matches(arg, item) for item in value)
+        else:
+            _unknown_operator(op)
+        if not holds:
+            return False
+    return True
+
+
+def _unknown_operator(op: str) -> NoReturn:
+    raise ValueError(f"unknown pattern operator {op!r}; known: {', '.join(sorted(OPERATORS))}")
+
+
 def match(pattern: Any, value: Any, pointer: str = "") -> list[Mismatch]:
     """Every difference between `value` and `pattern` (empty: it matches)."""
     if is_operator(pattern):
@@ -82,11 +137,7 @@ def match(pattern: Any, value: Any, pointer: str = "") -> list[Mismatch]:
         for index, (sub, item) in enumerate(zip(pattern, value, strict=True)):
             found += match(sub, item, f"{pointer}/{index}")
         return found
-    if json_type(pattern) in ("integer", "number") and json_type(value) in ("integer", "number"):
-        equal = pattern == value
-    else:
-        equal = json_type(pattern) == json_type(value) and pattern == value
-    return [] if equal else [Mismatch(pointer, _show(pattern), _show(value))]
+    return [] if _same_scalar(pattern, value) else [Mismatch(pointer, _show(pattern), _show(value))]
 
 
 def _match_operator(pattern: dict[str, Any], value: Any, pointer: str) -> list[Mismatch]:
@@ -116,7 +167,5 @@ def _match_operator(pattern: dict[str, Any], value: Any, pointer: str) -> list[M
             if not isinstance(value, list) or all(match(arg, item, pointer) for item in value):
                 found.append(Mismatch(pointer, f"an array containing {_show(arg)}", _show(value)))
         else:
-            raise ValueError(
-                f"unknown pattern operator {op!r}; known: {', '.join(sorted(OPERATORS))}"
-            )
+            _unknown_operator(op)
     return found

@@ -46,6 +46,7 @@ import math
 import os
 import queue
 import signal
+import stat
 import sys
 import threading
 import traceback
@@ -329,6 +330,104 @@ class _ThreadWriter(ByteSendStream):
             await chunk.done.wait()
 
 
+# -- pipes and sockets, through the event loop ----------------------------------------------
+#
+# The common case (a client spawned the mock with pipes) needs no thread: a non-blocking
+# descriptor the loop polls answers a message with no hand-over between threads, which
+# the threads above pay four times per round trip. Only pipes and sockets: O_NONBLOCK is
+# a property of the open file that every process sharing it sees, so a terminal or a file
+# (which the loop cannot poll anyway) keeps the threads.
+
+
+def _pollable(fd: int) -> bool:
+    if sys.platform == "win32":
+        return False
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+
+
+class _LoopReader(ByteReceiveStream):
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+        self._was_blocking = os.get_blocking(fd)
+        os.set_blocking(fd, False)
+        self._closed = False
+
+    async def receive(self, max_bytes: int = _CHUNK) -> bytes:
+        while True:
+            if self._closed:
+                raise anyio.ClosedResourceError
+            try:
+                data = os.read(self._fd, min(max_bytes, _CHUNK))
+            except BlockingIOError:
+                await anyio.wait_readable(self._fd)
+                continue
+            except OSError:
+                data = b""
+            if not data:
+                raise anyio.EndOfStream
+            return data
+
+    async def aclose(self) -> None:
+        if not self._closed:
+            self._closed = True
+            with suppress(OSError):
+                os.set_blocking(self._fd, self._was_blocking)
+
+
+class _LoopWriter(ByteSendStream):
+    def __init__(self, fd: int, *, owns_fd: bool) -> None:
+        self._fd = fd
+        self._owns_fd = owns_fd
+        self._was_blocking = os.get_blocking(fd)
+        os.set_blocking(fd, False)
+        self._closed = False
+        self._broken = False
+
+    async def send(self, item: bytes) -> None:
+        if self._closed:
+            raise anyio.ClosedResourceError
+        if self._broken:
+            raise anyio.BrokenResourceError
+        view = memoryview(item)
+        try:
+            while view:
+                view = view[self._write_some(view) :]
+                if view:
+                    await anyio.wait_writable(self._fd)
+        except anyio.get_cancelled_exc_class():
+            if len(view) < len(item):
+                # Part of the message is out: finish it (bounded), so that the client
+                # never reads a line cut by the mock's own cancellation.
+                with anyio.move_on_after(_CLOSE_WAIT, shield=True):
+                    while view:
+                        view = view[self._write_some(view) :]
+                        if view:
+                            await anyio.wait_writable(self._fd)
+            raise
+
+    def _write_some(self, view: memoryview) -> int:
+        try:
+            return os.write(self._fd, view)
+        except BlockingIOError:
+            return 0
+        except OSError:  # EPIPE: the client closed its end
+            self._broken = True
+            raise anyio.BrokenResourceError from None
+
+    async def aclose(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        with suppress(OSError):
+            os.set_blocking(self._fd, self._was_blocking)
+            if self._owns_fd:
+                os.close(self._fd)
+
+
 @dataclass
 class _Streams:
     stdin: ByteReceiveStream
@@ -347,15 +446,21 @@ async def _process_streams(
         if stdout is None:
             out_fd = os.dup(1)
             os.dup2(2, 1)
-            stdout = _ThreadWriter(out_fd, portal, owns_fd=True)
-        streams = _Streams(
-            stdin or _ThreadReader(0, portal),
-            stdout,
-            stderr or _ThreadWriter(2, portal, owns_fd=False),
-        )
+            stdout = (
+                _LoopWriter(out_fd, owns_fd=True)
+                if _pollable(out_fd)
+                else _ThreadWriter(out_fd, portal, owns_fd=True)
+            )
+        if stdin is None:
+            stdin = _LoopReader(0) if _pollable(0) else _ThreadReader(0, portal)
+        # stderr stays with a thread: often a terminal, and shared with the client.
+        streams = _Streams(stdin, stdout, stderr or _ThreadWriter(2, portal, owns_fd=False))
         try:
             yield streams
         finally:
+            for own in (streams.stdin, streams.stdout):
+                if isinstance(own, (_LoopReader, _LoopWriter)):
+                    await own.aclose()
             # Threads still blocked in portal calls (a full read buffer) get cancelled.
             await portal.stop(cancel_remaining=True)
 

@@ -8,10 +8,11 @@ from typing import Any
 
 import pytest
 from hypothesis import given, note
+from hypothesis import strategies as st
 
 from harness.strategies import json_values
 from mock_servers._fixtures import fixtures_root
-from mock_servers._patterns import match
+from mock_servers._patterns import match, matches
 from mock_servers._script import ScriptError, load_script, parse_script
 
 BASE: dict[str, Any] = {
@@ -230,6 +231,59 @@ def test_pick_revision() -> None:
 )
 def test_pattern(pattern: Any, value: Any, diff: list[str]) -> None:
     assert [str(m) for m in match(pattern, value)] == diff
+    assert matches(pattern, value) is (not diff)
+
+
+_SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-3, 3),
+    st.sampled_from([1.0, 2.5]),
+    st.text("ab", max_size=2),
+)
+
+
+def _patterns(leaves: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    """Patterns with every operator, over small values (so that they often match)."""
+    keys = st.sampled_from(["a", "b", "c"])
+
+    def nest(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+        return st.one_of(
+            st.lists(inner, max_size=3),
+            st.dictionaries(keys, inner, max_size=3),
+            st.builds(lambda p: {"$any": p}, st.lists(inner, max_size=3)),
+            st.builds(lambda p: {"$contains": p}, inner),
+        )
+
+    operators = st.one_of(
+        st.builds(lambda b: {"$present": b}, st.booleans()),
+        st.builds(lambda b: {"$absent": b}, st.booleans()),
+        st.builds(
+            lambda t: {"$type": t},
+            st.sampled_from(["string", "integer", "number", "boolean", "object", "array", "null"]),
+        ),
+        st.builds(lambda r: {"$regex": r}, st.sampled_from(["^a", "b$", "ab"])),
+    )
+    return st.recursive(st.one_of(leaves, operators), nest, max_leaves=8)
+
+
+def _values() -> st.SearchStrategy[Any]:
+    keys = st.sampled_from(["a", "b", "c"])
+    return st.recursive(
+        _SCALARS,
+        lambda inner: st.one_of(
+            st.lists(inner, max_size=3), st.dictionaries(keys, inner, max_size=3)
+        ),
+        max_leaves=8,
+    )
+
+
+@given(_patterns(_SCALARS), _values())
+def test_the_fast_predicate_agrees_with_the_diff(pattern: Any, value: Any) -> None:
+    # The mocks pick steps with `matches` and explain misses with `match`: they must agree.
+    note(f"pattern: {pattern!r}; value: {value!r}")
+    assert matches(pattern, value) is (not match(pattern, value))
+    assert matches({"v": pattern}, {}) is (not match({"v": pattern}, {}))
 
 
 @given(json_values())

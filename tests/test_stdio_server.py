@@ -548,6 +548,54 @@ def test_a_signal_is_recorded_and_ends_the_server(spawn: Spawn, signum: signal.S
     assert _kinds(transcript, "stdin_eof") == []
 
 
+def test_stdin_and_stdout_may_be_regular_files(tmp_path: Path) -> None:
+    # Pipes are polled by the event loop; a file cannot be, and goes through the threads.
+    requests = tmp_path / "in.jsonl"
+    requests.write_text(
+        json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping"})
+        + "\n"
+        + json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+        + "\n",
+        encoding="utf-8",
+    )
+    answers = tmp_path / "out.jsonl"
+    argv = stdio_command(FIXTURES / "list-and-call.json", revision="2025-11-25")
+    with requests.open("rb") as stdin, answers.open("wb") as stdout:
+        done = subprocess.run(
+            argv, stdin=stdin, stdout=stdout, stderr=subprocess.PIPE, timeout=TIMEOUT, check=False
+        )
+    assert done.returncode == 0, done.stderr.decode()
+    replies = [json.loads(line) for line in answers.read_text(encoding="utf-8").splitlines()]
+    assert [r["id"] for r in replies] == [1, 2]
+    assert replies[0]["result"] == {}
+    assert "tools" in replies[1]["result"]
+
+
+def test_a_client_that_stops_reading_cannot_keep_the_mock_from_exiting(tmp_path: Path) -> None:
+    transcript = tmp_path / "t.jsonl"
+    argv = stdio_command(FIXTURES / "faults.json", revision="2025-11-25", transcript=transcript)
+    with subprocess.Popen(
+        argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+    ) as proc:
+        assert proc.stdin is not None
+        assert proc.stdout is not None
+        try:
+            # Five 200 kB lines, far more than a pipe holds: the mock's write must wait.
+            for request_id in range(1, 6):
+                message = {"jsonrpc": "2.0", "id": request_id, "method": "tools/call"}
+                message["params"] = _call("oversized")
+                proc.stdin.write(json.dumps(message).encode() + b"\n")
+            proc.stdin.flush()
+            assert proc.stdout.read(100)  # the writing has begun, and is now stuck
+            proc.send_signal(signal.SIGTERM)
+            assert proc.wait(timeout=TIMEOUT) == 0
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(timeout=TIMEOUT)
+    assert _exit(read_transcript(transcript))["reason"] == "SIGTERM"
+
+
 def test_on_eof_ignore_keeps_running_until_sigterm(spawn: Spawn) -> None:
     server = spawn("ignore-eof")
     assert server.request(1, "ping")["result"] == {}

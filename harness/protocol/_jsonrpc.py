@@ -316,7 +316,9 @@ def encode(message: Message | Batch | Mapping[str, Any] | list[Any]) -> str:
         text = json.dumps(value, ensure_ascii=True, separators=(",", ":"), allow_nan=False)
     # Characters that some line splitters (Python's str.splitlines among them) take for a
     # line break; escaped, they mean the same to JSON and cannot break the framing.
-    return text.translate(_LINE_BREAK_ESCAPES)
+    if "\x85" in text or "\u2028" in text or "\u2029" in text:  # rare: skip the slow pass
+        text = text.translate(_LINE_BREAK_ESCAPES)
+    return text
 
 
 _LINE_BREAK_ESCAPES = {c: f"\\u{c:04x}" for c in (0x85, 0x2028, 0x2029)}

@@ -584,7 +584,7 @@ class HttpMock:
             return _Unparsable(exc.to_error_response(), str(exc))
 
     def _http_info(self, ex: Exchange) -> HttpInfo:
-        return HttpInfo(ex.method, ex.path, dict(ex.headers))
+        return HttpInfo(ex.method, ex.path, ex.headers)  # read only: matched, never kept
 
     async def _post(self, ex: Exchange) -> None:
         accept = ex.headers.get("accept", "")
@@ -826,7 +826,8 @@ class HttpMock:
             await self._hang(ex, message)
             return
         status = self._status(delivery, response)
-        body = _encode(response)
+        as_json = response.to_json()  # once, for the gate, the transcript and the body
+        body = _encode(as_json)
         headers = {"content-type": "application/json", **delivery.headers}
         ex.chunk_size = delivery.sse.get("chunk_size")
         if kind in ("drop_connection", "close_stream"):
@@ -837,7 +838,7 @@ class HttpMock:
             self.transcript.record("http_end", request=ex.number, how="dropped")
             return
         admitted = self.engine.gate.admit(
-            response,
+            as_json,
             where=f"request {ex.number}: {delivery.origin}: the response",
             request_method=message.method if isinstance(message, Request) else None,
             violation=delivery.violation,
@@ -846,7 +847,7 @@ class HttpMock:
             await self._mock_error(ex)
             return
         headers.update(self._mint_session(message, response))
-        self.hub.record_sent(response.to_json(), ex.channel)
+        self.hub.record_sent(as_json, ex.channel)
         await ex.respond(status, headers, body)
 
     async def _hang(self, ex: Exchange, message: Message) -> None:
@@ -1080,7 +1081,7 @@ class HttpMock:
                     stream.enqueue(Push(control="drop"))
 
 
-def _encode(message: Message) -> bytes:
+def _encode(message: Message | Mapping[str, Any]) -> bytes:
     return encode(message).encode("utf-8")
 
 

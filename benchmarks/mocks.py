@@ -11,14 +11,17 @@ HTTP/1.1 keep-alive on raw sockets so the client costs little): a `tools/list` a
 - by the Python SDK's own server (FastMCP, stateless, JSON answers), when installed;
 
 for one sequential client and for --concurrency concurrent ones: requests per second and
-p50/p99 latency, each beside the bare app's. stdio: round trips per second of `tools/list`
-through the stdio mock, beside a bare pipe echo (a Python process answering each line with
-a fixed line, no parsing) and a bare stdio server (one that does what the bare Starlette
-app does: parse the line, answer the same JSON with its id). Each phase is split into
---rounds rounds that take turns between the servers, so a machine whose speed drifts
-(these are shared) slows all of them alike. Memory: the resident size of `mcp-testbench
-serve` (a fresh mock per session) holding --sessions idle sessions, beside the bare app's
-at rest, and the SDK's.
+p50/p99 latency, each beside the bare app's, and the server's CPU time per request.
+
+stdio: round trips per second of `tools/list` through the stdio mock, beside a bare pipe
+echo (a Python process answering each line with a fixed line, no parsing) and a bare
+stdio server (one that does what the bare Starlette app does: parse the line, answer the
+same JSON with its id).
+
+Each phase is split into --rounds rounds that take turns between the servers, so a
+machine whose speed drifts (these are shared) slows all of them alike. Memory: the
+resident size of `mcp-testbench serve` (a fresh mock per session) holding --sessions idle
+sessions, beside the bare app's at rest, and the SDK's.
 
 A benchmark, not a test: it asserts nothing; every phase is bounded in time.
 """
@@ -278,6 +281,7 @@ class Load:
     seconds: float
     latencies: list[float]
     errors: int
+    server_cpu: float = 0.0  # seconds of the server process's CPU during the load
 
     @property
     def rate(self) -> float:
@@ -321,7 +325,17 @@ def _merge(loads: list[Load]) -> Load:
         sum(x.seconds for x in loads),
         [t for x in loads for t in x.latencies],
         sum(x.errors for x in loads),
+        sum(x.server_cpu for x in loads),
     )
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User and system CPU time of a process so far (Linux), 0.0 where unreadable."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def http_rows(seconds: float, concurrency: int, rounds: int) -> list[tuple[str, int, Load]]:
@@ -336,17 +350,19 @@ def http_rows(seconds: float, concurrency: int, rounds: int) -> list[tuple[str, 
     with contextlib.ExitStack() as stack:
         targets = []
         for label, kind, stateless in kinds:
-            url, _pid = stack.enter_context(server(kind))
-            targets.append((label, url, asyncio.run(_session(url, stateless))))
+            url, pid = stack.enter_context(server(kind))
+            targets.append((label, url, pid, asyncio.run(_session(url, stateless))))
         # The bare app gets the mock's headers too: the same bytes to parse on each request.
-        mock_headers = targets[1][2]
-        targets[0] = (targets[0][0], targets[0][1], dict(mock_headers))
-        for _label, url, headers in targets:
+        mock_headers = targets[1][3]
+        targets[0] = (*targets[0][:3], dict(mock_headers))
+        for _label, url, _pid, headers in targets:
             asyncio.run(_load(url, headers, 1, 0.5))  # warm-up
         for _round in range(rounds):
             for clients in (1, concurrency):
-                for label, url, headers in targets:
+                for label, url, pid, headers in targets:
+                    before = _cpu_seconds(pid)
                     load = asyncio.run(_load(url, headers, clients, seconds / rounds))
+                    load.server_cpu = _cpu_seconds(pid) - before
                     loads.setdefault((label, clients), []).append(load)
     return [(label, clients, _merge(parts)) for (label, clients), parts in loads.items()]
 
@@ -355,15 +371,20 @@ def print_http(rows: list[tuple[str, int, Load]]) -> None:
     bare = {clients: load for label, clients, load in rows if label == "bare Starlette"}
     print(
         f"\n{'HTTP server':<20} {'clients':>7} {'req/s':>8} {'vs bare':>8} "
-        f"{'p50 ms':>7} {'p99 ms':>7} {'p99 vs bare':>11} {'errors':>6}"
+        f"{'p50 ms':>7} {'p99 ms':>7} {'p99 vs bare':>11} {'errors':>6} {'CPU us/req':>10}"
     )
     for label, clients, load in rows:
         base = bare[clients]
+        cpu = 1e6 * load.server_cpu / load.requests if load.requests else float("nan")
         print(
             f"{label:<20} {clients:>7} {load.rate:>8.0f} {load.rate / base.rate:>7.0%} "
             f"{load.percentile(0.5):>7.2f} {load.percentile(0.99):>7.2f} "
-            f"{load.percentile(0.99) / base.percentile(0.99):>10.2f}x {load.errors:>6}"
+            f"{load.percentile(0.99) / base.percentile(0.99):>10.2f}x {load.errors:>6} {cpu:>10.0f}"
         )
+    print(
+        "(CPU us/req: the server process's own CPU time per request, which a loaded "
+        "machine inflates less than it does the rates)"
+    )
 
 
 # -- stdio -----------------------------------------------------------------------------------

@@ -612,7 +612,7 @@ class AuthMock:
         return [s for s in scope.split() if s not in supported]
 
     def _authenticate(
-        self, ex: Exchange, form: Mapping[str, str]
+        self, ex: Exchange, form: Mapping[str, str], details: dict[str, Any]
     ) -> tuple[_Client | None, str, str | None]:
         """The client of a token request: (client, method used, error text)."""
         header = ex.headers.get("authorization", "")
@@ -635,6 +635,8 @@ class AuthMock:
         client = self.clients.get(client_id)
         if client is None:
             return None, method, f"unknown client_id {client_id!r}"
+        # What the client registered with, for a check to compare with what it used.
+        details["registered_auth"] = client.method
         if method != client.method:
             return (
                 None,
@@ -653,7 +655,7 @@ class AuthMock:
             return self._token_error(
                 details, "invalid_request", "the body must be application/x-www-form-urlencoded"
             )
-        client, method, problem = self._authenticate(ex, form)
+        client, method, problem = self._authenticate(ex, form, details)
         details["client_auth"] = method
         if client is None:
             answer, details = self._token_error(details, "invalid_client", problem or "", 401)

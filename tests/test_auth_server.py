@@ -426,9 +426,12 @@ def test_token_endpoint_client_authentication(method: str) -> None:
         refused = flow.token(form, auth=other)
         assert refused.status_code == 401
         assert refused.json()["error"] == "invalid_client"
+        entry = _auth_entries(server, endpoint="token")[-1]
+        # The refusal records what the client used and what it registered with.
+        assert (entry["client_auth"], entry["registered_auth"]) == (other, method)
         assert flow.token(form, auth=method).status_code == 200
         entry = _auth_entries(server, endpoint="token")[-1]
-        assert entry["client_auth"] == method
+        assert entry["client_auth"] == entry["registered_auth"] == method
         assert "client_secret" not in entry["params"]
 
 

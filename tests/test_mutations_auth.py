@@ -26,6 +26,8 @@ ENDLESS = ("auth-step-up-endless", "2025-11-25", "http")
 ISS = ("auth-iss-wrong", "2026-07-28", "http")
 MISMATCH = ("auth-resource-mismatch", "2025-11-25", "http")
 MISMATCH_06 = ("auth-resource-mismatch", "2025-06-18", "http")
+TOKEN_BASIC = ("auth-token-auth-basic", "2025-11-25", "http")
+TOKEN_POST = ("auth-token-auth-post", "2025-06-18", "http")
 
 
 class _NoPkceSession(OAuthSession):
@@ -113,6 +115,14 @@ class _IgnoresIssSession(OAuthSession):
         return True
 
 
+class _SecretInFormSession(OAuthSession):
+    """Registers as the server asks, then always puts the secret in the form."""
+
+    async def _register(self) -> None:
+        await super()._register()
+        self._auth_method = "client_secret_post"
+
+
 class _AcceptsAnyResourceSession(OAuthSession):
     def resource_ok(self, resource: str) -> bool:
         return True
@@ -154,6 +164,10 @@ class AcceptsAnyResource(ReferenceClient):
     _http_transport = _with_session(_AcceptsAnyResourceSession)
 
 
+class SecretInForm(ReferenceClient):
+    _http_transport = _with_session(_SecretInFormSession)
+
+
 class NoPkce(ReferenceClient):
     _http_transport = _NoPkceTransport
 
@@ -191,6 +205,9 @@ CASES = {
     "auth-ignores-iss": Case(IgnoresIss, ISS, {"auth.iss-validated": "FAIL"}),
     "auth-no-step-up": Case(NoStepUp, STEP_UP, {"auth.step-up": "WARN"}),
     "auth-step-up-forever": Case(StepUpForever, ENDLESS, {"auth.step-up-bounded": "WARN"}),
+    "auth-secret-in-form": Case(
+        SecretInForm, TOKEN_BASIC, {"auth.token-endpoint-auth-method": "FAIL"}
+    ),
     "auth-ignores-pkce-advertisement": Case(
         IgnoresPkceAdvertisement, UNADVERTISED, {"auth.pkce-unadvertised-refused": "FAIL"}
     ),
@@ -215,6 +232,8 @@ def test_mutant_fails_exactly_its_checks(name: str) -> None:
         ISS,
         MISMATCH,
         MISMATCH_06,
+        TOKEN_BASIC,
+        TOKEN_POST,
     ],
     ids=lambda r: f"{r[0]}-{r[1]}",
 )

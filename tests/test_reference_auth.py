@@ -83,6 +83,8 @@ async def _run(auth: Mapping[str, Any], revision: str = REVISION) -> tuple[Any, 
         {"token_uses": 2},
         {"legacy_2025_03_26": {}},
         {"legacy_2025_03_26": {"metadata": False}},
+        {"authorization_server": {"token_endpoint_auth_methods": ["client_secret_basic"]}},
+        {"authorization_server": {"token_endpoint_auth_methods": ["client_secret_post"]}},
     ],
     ids=[
         "default",
@@ -96,6 +98,8 @@ async def _run(auth: Mapping[str, Any], revision: str = REVISION) -> tuple[Any, 
         "refresh",
         "legacy-metadata",
         "legacy-default-endpoints",
+        "secret-basic-only",
+        "secret-post-only",
     ],
 )
 async def test_a_correct_client_gets_through_every_conformant_variant(
@@ -118,6 +122,10 @@ async def test_a_correct_client_gets_through_every_conformant_variant(
         assert authorize["params"]["resource"].endswith("/mcp")
     if "challenge_scope" in auth:
         assert authorize["params"]["scope"] == "mcp:read"
+    methods = auth.get("authorization_server", {}).get("token_endpoint_auth_methods")
+    if methods:
+        # Registered for the one method the server has, and authenticated that way.
+        assert all(e["registered_auth"] == e["client_auth"] == methods[0] for e in tokens)
     if "token_uses" in auth:
         assert [e["params"]["grant_type"] for e in tokens] == [
             "authorization_code",

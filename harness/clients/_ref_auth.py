@@ -12,7 +12,9 @@
    the default endpoints `/authorize`, `/token`, `/register`;
 3. PKCE with S256, and no flow at all when the server does not advertise S256 in
    `code_challenge_methods_supported`;
-4. dynamic client registration (RFC 7591) as a public native client;
+4. dynamic client registration (RFC 7591) as a public native client, or with a client
+   secret when the server does not allow public clients; at the token endpoint the
+   authentication method the registration answered with;
 5. the authorization request with `resource` (RFC 8707) and the scope of the challenge,
    else the resource's `scopes_supported`, else none; the browser step done headless
    (the authorization URL fetched without following its redirect, the code read from
@@ -297,17 +299,33 @@ class OAuthSession:
             raise _refuse("the authorization response has no code")
         return str(back["code"])
 
-    async def _register(self) -> None:
-        endpoint = self._meta.get("registration_endpoint")
-        if not isinstance(endpoint, str):
-            raise _refuse("no registration endpoint, and no client credentials were given")
-        body = {
+    def token_auth_method(self) -> str:
+        """How to authenticate at the token endpoint: as a public client (`none`) when
+        the server allows it, else the first secret-based method it supports (RFC 8414
+        token_endpoint_auth_methods_supported; without the member, a public client)."""
+        supported = self._meta.get("token_endpoint_auth_methods_supported")
+        if not isinstance(supported, list):
+            return "none"
+        for method in ("none", "client_secret_basic", "client_secret_post"):
+            if method in supported:
+                return method
+        raise _refuse(f"no token endpoint authentication method this client has: {supported}")
+
+    def registration_metadata(self) -> dict[str, Any]:
+        """The client metadata sent to the registration endpoint (RFC 7591 §2)."""
+        return {
             "client_name": CLIENT_NAME,
             "redirect_uris": [REDIRECT_URI],
             "grant_types": ["authorization_code", "refresh_token"],
             "response_types": ["code"],
-            "token_endpoint_auth_method": "none",
+            "token_endpoint_auth_method": self.token_auth_method(),
         }
+
+    async def _register(self) -> None:
+        endpoint = self._meta.get("registration_endpoint")
+        if not isinstance(endpoint, str):
+            raise _refuse("no registration endpoint, and no client credentials were given")
+        body = self.registration_metadata()
         try:
             response = await self._http.post(endpoint, json=body)
             answer = response.json()
@@ -318,7 +336,11 @@ class OAuthSession:
         self._client_id = str(answer.get("client_id", ""))
         secret = answer.get("client_secret")
         self._client_secret = secret if isinstance(secret, str) else None
-        self._auth_method = str(answer.get("token_endpoint_auth_method", "none"))
+        # The server may register another method than asked (RFC 7591 §3.2.1): its
+        # answer is what the token endpoint expects.
+        self._auth_method = str(
+            answer.get("token_endpoint_auth_method", body["token_endpoint_auth_method"])
+        )
 
     async def _token(self, form: dict[str, str]) -> bool:
         """Redeem `form` at the token endpoint; False when the server refused it."""

@@ -164,8 +164,9 @@ OFFICIAL_AUTH_CHECKS: tuple[OfficialCheck, ...] = (
     OfficialCheck(
         "token-endpoint-auth-method",
         _BOTH,
-        (),
-        "not judged yet: the client authenticating at the token endpoint the way it registered",
+        ("auth.token-endpoint-auth-method",),
+        "theirs compares with the one method the server supports; ours with the method "
+        "the registration answered with (the server may register another than asked)",
     ),
     OfficialCheck(
         "pre-registration-auth",

@@ -248,6 +248,11 @@ REQUIREMENTS: dict[str, Requirement] = {
             "AUTH-iss", "the iss of the authorization response checked (RFC 9207)", STATELESS
         ),
         Requirement(
+            "AUTH-client-auth",
+            "at the token endpoint, the authentication method the client was registered with",
+            FROM_2025_03,
+        ),
+        Requirement(
             "AUTH-bearer",
             "the token in the Authorization header of every request, never in the query",
             FROM_2025_03,

@@ -467,6 +467,45 @@ def iss_validated(run: ScenarioRun) -> Verdict:
     return passed("the client did not redeem the code of the wrong issuer", wrong)
 
 
+def _registered_client_tokens(run: ScenarioRun) -> list[Mapping[str, Any]]:
+    """Token requests naming a client the authorization server knows (so the method it
+    was registered with is known)."""
+    return [e for e in _token_requests(run) if e.get("registered_auth")]
+
+
+@check(
+    "auth.token-endpoint-auth-method",
+    requirements=["AUTH-client-auth"],
+    level="MUST",
+    spec=f"{_SPEC}#dynamic-client-registration",
+    description="At the token endpoint the client authenticates the way its registration "
+    "says (RFC 7591 token_endpoint_auth_method): client_secret_basic in the Authorization "
+    "header, client_secret_post in the form, none with its client_id alone",
+    revisions=_FROM_2025_03,
+    transports=["http"],
+    trigger=trigger(
+        "the client sent a token request as a registered client", _registered_client_tokens
+    ),
+    independent_of=["client.connect"],
+)
+def token_endpoint_auth_method(run: ScenarioRun) -> Verdict:
+    requests = _registered_client_tokens(run)
+    registrations = _auth(run, endpoint="register", status=201)
+    for request in requests:
+        registered, used = request["registered_auth"], request.get("client_auth")
+        if used != registered:
+            return fail(
+                f"the client was registered for {registered} and authenticated with {used} "
+                "at the token endpoint",
+                [*registrations, request],
+            )
+    return passed(
+        f"{len(requests)} token request(s), each authenticated with "
+        f"{requests[0]['registered_auth']} as registered",
+        [*registrations, *requests],
+    )
+
+
 async def connect_and_call(session: Session) -> None:
     if (await session.connect()).ok:
         await session.call("call_tool", "write", {})
@@ -526,6 +565,19 @@ SCENARIOS = [
         "a client must not redeem its code",
         requires=frozenset({"auth"}),
         connect_may_fail=True,
+    ),
+    *(
+        Scenario(
+            f"auth-token-auth-{method}",
+            f"auth/token-auth-{method}.json",
+            checks=("auth.token-endpoint-auth-method",),
+            drive=connect_and_call,
+            description=f"an authorization server that supports client_secret_{method} "
+            "only: the client registers for it and must authenticate that way at the "
+            "token endpoint",
+            requires=frozenset({"auth"}),
+        )
+        for method in ("basic", "post")
     ),
     Scenario(
         "auth-step-up",

@@ -176,6 +176,9 @@ class AuthMock:
         self.codes: dict[str, _Code] = {}
         self.tokens: dict[str, _Token] = {}
         self.refresh_tokens: dict[str, _Token] = {}
+        # Refresh tokens already redeemed: each is replaced by the one its answer issued
+        # (rotation, OAuth 2.1 §4.3.1), so presenting one again is recorded as such.
+        self.rotated_refresh_tokens: set[str] = set()
 
     @staticmethod
     def _pre_registered(c: PreRegisteredClient) -> _Client:
@@ -705,9 +708,16 @@ class AuthMock:
     def _refresh(
         self, client: _Client, form: Mapping[str, str], details: dict[str, Any]
     ) -> tuple[_Answer, dict[str, Any]]:
-        old = self.refresh_tokens.pop(form.get("refresh_token", ""), None)
+        presented = form.get("refresh_token", "")
+        old = self.refresh_tokens.pop(presented, None)
+        if old is not None:
+            self.rotated_refresh_tokens.add(presented)
+            details["refresh_token"] = "current"
+        else:
+            rotated = presented in self.rotated_refresh_tokens
+            details["refresh_token"] = "rotated" if rotated else "unknown"
         if old is None or old.client_id != client.client_id:
-            return self._token_error(details, "invalid_grant", "unknown refresh token")
+            return self._token_error(details, "invalid_grant", "unknown or rotated refresh token")
         scope = form.get("scope")
         if scope is not None and not set(scope.split()) <= old.scope:
             return self._token_error(details, "invalid_scope", "more scope than first granted")

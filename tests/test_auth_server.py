@@ -592,9 +592,13 @@ def test_refresh_tokens_and_token_expiry() -> None:
         )
         assert fresh.status_code == 200
         assert fresh.json()["refresh_token"] != token["refresh_token"]
-        # Rotated: the old refresh token is spent.
+        # Rotated: the old refresh token is spent, and presenting it again is recorded so.
         again = flow.token({"grant_type": "refresh_token", "refresh_token": token["refresh_token"]})
         assert again.json()["error"] == "invalid_grant"
+        states = [e.get("refresh_token") for e in _auth_entries(server, endpoint="token")]
+        assert states == [None, "current", "rotated"]
+        flow.token({"grant_type": "refresh_token", "refresh_token": "never-issued"})
+        assert _auth_entries(server, endpoint="token")[-1]["refresh_token"] == "unknown"
 
 
 def test_refresh_tokens_only_with_offline_access() -> None:

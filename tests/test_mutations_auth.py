@@ -7,6 +7,7 @@ its failed connect, never passed."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 from urllib.parse import quote
 
 import pytest
@@ -28,6 +29,8 @@ MISMATCH = ("auth-resource-mismatch", "2025-11-25", "http")
 MISMATCH_06 = ("auth-resource-mismatch", "2025-06-18", "http")
 TOKEN_BASIC = ("auth-token-auth-basic", "2025-11-25", "http")
 TOKEN_POST = ("auth-token-auth-post", "2025-06-18", "http")
+REFRESH = ("auth-refresh", "2025-11-25", "http")
+REFRESH_26 = ("auth-refresh", "2026-07-28", "http")
 
 
 class _NoPkceSession(OAuthSession):
@@ -123,6 +126,23 @@ class _SecretInFormSession(OAuthSession):
         self._auth_method = "client_secret_post"
 
 
+class _KeepsFirstRefreshTokenSession(OAuthSession):
+    """Holds on to the first refresh token it got, whatever the refreshes answer."""
+
+    _first_refresh_token: str | None = None
+
+    async def _refresh(self) -> bool:
+        if self._first_refresh_token is None:
+            self._first_refresh_token = self._refresh_token
+        self._refresh_token = self._first_refresh_token
+        return await super()._refresh()
+
+
+class _NoRefreshGrantSession(OAuthSession):
+    def registration_metadata(self) -> dict[str, Any]:
+        return {**super().registration_metadata(), "grant_types": ["authorization_code"]}
+
+
 class _AcceptsAnyResourceSession(OAuthSession):
     def resource_ok(self, resource: str) -> bool:
         return True
@@ -168,6 +188,14 @@ class SecretInForm(ReferenceClient):
     _http_transport = _with_session(_SecretInFormSession)
 
 
+class KeepsFirstRefreshToken(ReferenceClient):
+    _http_transport = _with_session(_KeepsFirstRefreshTokenSession)
+
+
+class NoRefreshGrant(ReferenceClient):
+    _http_transport = _with_session(_NoRefreshGrantSession)
+
+
 class NoPkce(ReferenceClient):
     _http_transport = _NoPkceTransport
 
@@ -208,6 +236,12 @@ CASES = {
     "auth-secret-in-form": Case(
         SecretInForm, TOKEN_BASIC, {"auth.token-endpoint-auth-method": "FAIL"}
     ),
+    "auth-keeps-first-refresh-token": Case(
+        KeepsFirstRefreshToken, REFRESH, {"auth.refresh-token-rotated": "FAIL"}
+    ),
+    "auth-no-refresh-grant": Case(
+        NoRefreshGrant, REFRESH_26, {"auth.refresh-grant-registered": "WARN"}
+    ),
     "auth-ignores-pkce-advertisement": Case(
         IgnoresPkceAdvertisement, UNADVERTISED, {"auth.pkce-unadvertised-refused": "FAIL"}
     ),
@@ -234,6 +268,8 @@ def test_mutant_fails_exactly_its_checks(name: str) -> None:
         MISMATCH_06,
         TOKEN_BASIC,
         TOKEN_POST,
+        REFRESH,
+        REFRESH_26,
     ],
     ids=lambda r: f"{r[0]}-{r[1]}",
 )

@@ -208,8 +208,9 @@ OFFICIAL_AUTH_CHECKS: tuple[OfficialCheck, ...] = (
     OfficialCheck(
         "sep-2207-client-metadata-grant-types",
         _BOTH,
-        (),
-        "not judged yet: refresh_token in the registered grant_types",
+        ("auth.refresh-grant-registered",),
+        "the rule binds clients that want refresh tokens: theirs judges any registration "
+        "in its scenario, ours the registration of a client that then refreshed",
     ),
     OfficialCheck(
         "sep-2207-offline-access-requested",
@@ -222,7 +223,9 @@ OFFICIAL_AUTH_CHECKS: tuple[OfficialCheck, ...] = (
         "sep-2207-offline-access-not-requested",
         _BOTH,
         (),
-        "not judged yet: offline_access asked for only when the server lists it",
+        "no rule to judge: the specification allows offline_access when the server lists "
+        "it and forbids nothing in words when it does not (theirs fails it as a MUST NOT); "
+        "a server may refuse an unknown scope with invalid_scope",
     ),
     # RFC 9207 and metadata issuers (2026-07-28).
     OfficialCheck(

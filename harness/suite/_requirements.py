@@ -253,6 +253,12 @@ REQUIREMENTS: dict[str, Requirement] = {
             FROM_2025_03,
         ),
         Requirement(
+            "AUTH-refresh",
+            "a rotated refresh token is replaced by the new one; refresh_token in the "
+            "registered grant_types of a client that refreshes (2026-07-28)",
+            FROM_2025_06,
+        ),
+        Requirement(
             "AUTH-bearer",
             "the token in the Authorization header of every request, never in the query",
             FROM_2025_03,

@@ -506,9 +506,101 @@ def token_endpoint_auth_method(run: ScenarioRun) -> Verdict:
     )
 
 
+def _refreshes(run: ScenarioRun) -> list[Mapping[str, Any]]:
+    return [
+        e
+        for e in _token_requests(run)
+        if (e.get("params") or {}).get("grant_type") == "refresh_token"
+    ]
+
+
+def _refreshes_after_rotation(run: ScenarioRun) -> list[Mapping[str, Any]]:
+    """The refreshes that came after a refresh answered with a new refresh token (so
+    the client then held a rotated one and a current one)."""
+    refreshes = _refreshes(run)
+    rotations = [e for e in refreshes if (e.get("issued") or {}).get("refresh")]
+    return [] if not rotations else [e for e in refreshes if e["seq"] > rotations[0]["seq"]]
+
+
+@check(
+    "auth.refresh-token-rotated",
+    requirements=["AUTH-refresh"],
+    level="MUST",
+    spec=f"{_SPEC}#token-theft",
+    description="When a refresh answer brings a new refresh token (MCP makes authorization "
+    "servers rotate them for public clients), the client discards the old one: later "
+    "refreshes present the new token (RFC 6749 §6)",
+    revisions=(*_FROM_2025_06, "2026-07-28"),
+    transports=["http"],
+    trigger=trigger(
+        "the client refreshed again after its refresh token was rotated",
+        _refreshes_after_rotation,
+    ),
+    independent_of=["client.connect"],
+)
+def refresh_token_rotated(run: ScenarioRun) -> Verdict:
+    later = _refreshes_after_rotation(run)
+    stale = [e for e in later if e.get("refresh_token") == "rotated"]
+    if stale:
+        return fail(
+            f"{len(stale)} refresh request(s) presented a refresh token the server had "
+            "already replaced",
+            stale,
+        )
+    return passed(
+        f"{len(later)} refresh request(s) after a rotation, each with the newest refresh token",
+        later,
+    )
+
+
+def _registered_then_refreshed(run: ScenarioRun) -> list[Mapping[str, Any]]:
+    """The dynamic registrations of a client that went on to refresh a token (one that
+    evidently wants refresh tokens)."""
+    if not _refreshes(run):
+        return []
+    return list(_auth(run, endpoint="register", status=201))
+
+
+@check(
+    "auth.refresh-grant-registered",
+    requirements=["AUTH-refresh"],
+    level="SHOULD",
+    spec=f"{_SPEC}#refresh-tokens",
+    description="A client that uses refresh tokens names refresh_token in the grant_types "
+    "of its dynamic registration (RFC 7591 §2)",
+    revisions=("2026-07-28",),
+    transports=["http"],
+    trigger=trigger(
+        "a client that registered went on to refresh a token", _registered_then_refreshed
+    ),
+    independent_of=["client.connect"],
+)
+def refresh_grant_registered(run: ScenarioRun) -> Verdict:
+    registrations = _registered_then_refreshed(run)
+    for registration in registrations:
+        grants = (registration.get("metadata") or {}).get("grant_types")
+        if not isinstance(grants, list) or "refresh_token" not in grants:
+            shown = "no grant_types (authorization_code only)" if grants is None else grants
+            return warn(
+                f"the client registered with {shown} and then refreshed a token",
+                [registration, _refreshes(run)[0]],
+            )
+    return passed(
+        "the client registered with refresh_token among its grant_types",
+        [*registrations, _refreshes(run)[0]],
+    )
+
+
 async def connect_and_call(session: Session) -> None:
     if (await session.connect()).ok:
         await session.call("call_tool", "write", {})
+
+
+async def connect_and_call_thrice(session: Session) -> None:
+    if (await session.connect()).ok:
+        for _ in range(3):
+            if not (await session.call("call_tool", "write", {})).ok:
+                return
 
 
 SCENARIOS = [
@@ -578,6 +670,15 @@ SCENARIOS = [
             requires=frozenset({"auth"}),
         )
         for method in ("basic", "post")
+    ),
+    Scenario(
+        "auth-refresh",
+        "auth/refresh.json",
+        checks=("auth.refresh-token-rotated", "auth.refresh-grant-registered"),
+        drive=connect_and_call_thrice,
+        description="access tokens good for one MCP request each, refresh tokens rotated "
+        "at every refresh; three calls",
+        requires=frozenset({"auth"}),
     ),
     Scenario(
         "auth-step-up",

@@ -51,6 +51,10 @@ OIDC_WELL_KNOWN = "/.well-known/openid-configuration"
 # that validates it (RFC 9728 §3.3) stops there.
 MISMATCHED_RESOURCE = "https://other-resource.invalid/mcp"
 WRONG_ISSUER = "https://wrong-issuer.invalid"
+# 2025-03-26 with metadata: the endpoints it names, elsewhere than the default ones, so a
+# check tells a client that read the metadata from one that went to the defaults.
+LEGACY_ENDPOINT_PREFIX = "/oauth"
+LEGACY_DEFAULT_PATHS = ("/authorize", "/token", "/register")
 TOKEN_LIFETIME = 3600
 CIMD_TIMEOUT = 5.0
 _VERIFIER = re.compile(r"^[A-Za-z0-9\-._~]{43,128}$")
@@ -230,7 +234,8 @@ class AuthMock:
         return dict(where[kind] for kind in self.settings.metadata)
 
     def _endpoint_paths(self) -> dict[str, str]:
-        base = "" if self.settings.legacy else self.settings.tenant
+        s = self.settings
+        base = (LEGACY_ENDPOINT_PREFIX if s.legacy_metadata else "") if s.legacy else s.tenant
         paths = {"authorize": f"{base}/authorize", "token": f"{base}/token"}
         if self.settings.registration:
             paths["register"] = f"{base}/register"
@@ -314,12 +319,22 @@ class AuthMock:
                 await self._answer(
                     ex, "authorization", "server-metadata", _Answer(200, doc), details
                 )
+            elif self.settings.legacy and ex.path == OAUTH_WELL_KNOWN:
+                # The MCP origin is the authorization server, which has no metadata.
+                answer = _Answer(404, "Not found")
+                await self._answer(ex, "authorization", "server-metadata", answer, {})
             else:
                 # Recorded, so a check can see the order a client probed in.
                 await self._answer(ex, "resource", "well-known", _Answer(404, "Not found"), {})
             return True
         if self.settings.legacy and ex.path in self._endpoint_paths().values():
             await self._answer(ex, "authorization", *await self._server_route(ex))
+            return True
+        if self.settings.legacy and ex.path in LEGACY_DEFAULT_PATHS:
+            # The metadata names other endpoints: recorded, so a check sees a client
+            # that went to the defaults although the metadata was there.
+            answer = _Answer(404, "Not found: this server's metadata names its endpoints")
+            await self._answer(ex, "authorization", "default-endpoint", answer, {})
             return True
         return False
 

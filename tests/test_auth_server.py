@@ -650,13 +650,8 @@ def test_the_2025_03_26_arrangement(metadata: bool) -> None:
         origin = server.base_url
         assert http.get(origin + "/.well-known/oauth-protected-resource/mcp").status_code == 404
         answer = http.get(origin + "/.well-known/oauth-authorization-server")
-        if metadata:
-            # The issuer is the MCP server's origin, exactly as the URL was formed from it.
-            _check_server_metadata(answer.json(), origin, oidc=False)
-        else:
-            assert answer.status_code == 404
         flow = _Flow(server, http)
-        flow.meta = {
+        defaults = {
             name: origin + path
             for name, path in (
                 ("authorization_endpoint", "/authorize"),
@@ -664,6 +659,19 @@ def test_the_2025_03_26_arrangement(metadata: bool) -> None:
                 ("registration_endpoint", "/register"),
             )
         }
+        lookup = _auth_entries(server, endpoint="server-metadata")[-1]
+        assert (lookup["server"], lookup["status"]) == ("authorization", answer.status_code)
+        if metadata:
+            # The issuer is the MCP server's origin, exactly as the URL was formed from it.
+            _check_server_metadata(answer.json(), origin, oidc=False)
+            flow.meta = answer.json()
+            # Its endpoints are not the defaults, which answer 404 and are recorded.
+            assert not set(defaults.values()) & {flow.meta[name] for name in defaults}
+            assert http.post(defaults["registration_endpoint"], json={}).status_code == 404
+            assert _auth_entries(server)[-1]["endpoint"] == "default-endpoint"
+        else:
+            assert answer.status_code == 404
+            flow.meta = defaults
         flow.register()
         token = flow.redeem(flow.authorize()["code"]).json()["access_token"]
         assert flow.mcp(token).status_code == 200

@@ -183,7 +183,13 @@ NO_SAMPLING_TOOLS = (Pin("SKIP", "features.sampling-tool-history-checked", ("202
 # "auth": every item of the authorization scenarios is a SKIP (docs/findings.md,
 # "Authorization").
 NO_AUTH_DECLARED = tuple(
-    Pin("SKIP", ANY, ("2025-06-18", "2025-11-25", "2026-07-28"), ("http",), scenario=s.id)
+    Pin(
+        "SKIP",
+        ANY,
+        ("2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"),
+        ("http",),
+        scenario=s.id,
+    )
     for s in AUTH_SCENARIOS
 )
 

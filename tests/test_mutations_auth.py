@@ -31,6 +31,8 @@ TOKEN_BASIC = ("auth-token-auth-basic", "2025-11-25", "http")
 TOKEN_POST = ("auth-token-auth-post", "2025-06-18", "http")
 REFRESH = ("auth-refresh", "2025-11-25", "http")
 REFRESH_26 = ("auth-refresh", "2026-07-28", "http")
+LEGACY_METADATA = ("auth-legacy-metadata", "2025-03-26", "http")
+LEGACY_DEFAULTS = ("auth-legacy-defaults", "2025-03-26", "http")
 
 
 class _NoPkceSession(OAuthSession):
@@ -143,6 +145,26 @@ class _NoRefreshGrantSession(OAuthSession):
         return {**super().registration_metadata(), "grant_types": ["authorization_code"]}
 
 
+class _LegacySkipsMetadataSession(OAuthSession):
+    """2025-03-26: straight to the default endpoints, never asking for metadata."""
+
+    def server_metadata_urls(self, issuer: str) -> list[str]:
+        return []
+
+
+class _LegacyDefaultsUnderPathSession(OAuthSession):
+    """2025-03-26: the default endpoints under the MCP URL's path, not at its origin."""
+
+    def default_endpoints(self) -> dict[str, Any]:
+        base = self.server_url.rstrip("/")
+        return {
+            **super().default_endpoints(),
+            "authorization_endpoint": base + "/authorize",
+            "token_endpoint": base + "/token",
+            "registration_endpoint": base + "/register",
+        }
+
+
 class _AcceptsAnyResourceSession(OAuthSession):
     def resource_ok(self, resource: str) -> bool:
         return True
@@ -196,6 +218,14 @@ class NoRefreshGrant(ReferenceClient):
     _http_transport = _with_session(_NoRefreshGrantSession)
 
 
+class LegacySkipsMetadata(ReferenceClient):
+    _http_transport = _with_session(_LegacySkipsMetadataSession)
+
+
+class LegacyDefaultsUnderPath(ReferenceClient):
+    _http_transport = _with_session(_LegacyDefaultsUnderPathSession)
+
+
 class NoPkce(ReferenceClient):
     _http_transport = _NoPkceTransport
 
@@ -242,6 +272,14 @@ CASES = {
     "auth-no-refresh-grant": Case(
         NoRefreshGrant, REFRESH_26, {"auth.refresh-grant-registered": "WARN"}
     ),
+    "auth-legacy-skips-metadata": Case(
+        LegacySkipsMetadata, LEGACY_METADATA, {"auth.legacy-metadata-then-defaults": "FAIL"}
+    ),
+    "auth-legacy-defaults-under-path": Case(
+        LegacyDefaultsUnderPath,
+        LEGACY_DEFAULTS,
+        {"auth.legacy-metadata-then-defaults": "FAIL"},
+    ),
     "auth-ignores-pkce-advertisement": Case(
         IgnoresPkceAdvertisement, UNADVERTISED, {"auth.pkce-unadvertised-refused": "FAIL"}
     ),
@@ -270,6 +308,8 @@ def test_mutant_fails_exactly_its_checks(name: str) -> None:
         TOKEN_POST,
         REFRESH,
         REFRESH_26,
+        LEGACY_METADATA,
+        LEGACY_DEFAULTS,
     ],
     ids=lambda r: f"{r[0]}-{r[1]}",
 )

@@ -195,6 +195,19 @@ class OAuthSession:
                 return doc
         return None
 
+    def default_endpoints(self) -> dict[str, Any]:
+        """2025-03-26, a server without metadata: the default endpoints at the root of
+        the MCP server's origin (its path discarded)."""
+        parts = urlsplit(self.server_url)
+        origin = f"{parts.scheme}://{parts.netloc}"
+        return {
+            "issuer": origin,
+            "authorization_endpoint": origin + "/authorize",
+            "token_endpoint": origin + "/token",
+            "registration_endpoint": origin + "/register",
+            "code_challenge_methods_supported": ["S256"],
+        }
+
     async def _discover(self, params: Mapping[str, str]) -> None:
         prm = await self._resource_metadata(params)
         if prm is None:
@@ -202,13 +215,7 @@ class OAuthSession:
             parts = urlsplit(self.server_url)
             origin = f"{parts.scheme}://{parts.netloc}"
             meta = await self._server_metadata(origin)
-            self._meta = meta or {
-                "issuer": origin,
-                "authorization_endpoint": origin + "/authorize",
-                "token_endpoint": origin + "/token",
-                "registration_endpoint": origin + "/register",
-                "code_challenge_methods_supported": ["S256"],
-            }
+            self._meta = meta or self.default_endpoints()
             self._resource = None
             return
         resource = prm.get("resource")

@@ -68,9 +68,10 @@ OFFICIAL_AUTH_CHECKS: tuple[OfficialCheck, ...] = (
     OfficialCheck(
         "authorization-server-metadata",
         _BOTH,
-        ("auth.as-metadata-order",),
+        ("auth.as-metadata-order", "auth.legacy-metadata-then-defaults"),
         "theirs is a success on any metadata fetch; ours judges where the client looked "
-        "and in which order",
+        "and in which order (for a 2025-03-26 server: at the root of the MCP origin, "
+        "before any endpoint)",
     ),
     OfficialCheck(
         "authorization-server-metadata-wrong-path",
@@ -79,9 +80,16 @@ OFFICIAL_AUTH_CHECKS: tuple[OfficialCheck, ...] = (
         "an issuer with a path looked up at the root: out of order in ours",
     ),
     # The flow's steps.
-    OfficialCheck("client-registration", _BOTH, (), _STEP),
-    OfficialCheck("authorization-request", _BOTH, (), _STEP),
-    OfficialCheck("token-request", _BOTH, (), _STEP),
+    *(
+        OfficialCheck(
+            check_id,
+            _BOTH,
+            ("auth.legacy-metadata-then-defaults",),
+            "in their two 2025-03-26 scenarios reaching the endpoint is the rule (the one "
+            "the metadata names, or the default one): ours judges that; elsewhere " + _STEP,
+        )
+        for check_id in ("client-registration", "authorization-request", "token-request")
+    ),
     # PKCE.
     OfficialCheck(
         "pkce-code-challenge-sent",

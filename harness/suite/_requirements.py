@@ -259,6 +259,12 @@ REQUIREMENTS: dict[str, Requirement] = {
             FROM_2025_06,
         ),
         Requirement(
+            "AUTH-legacy",
+            "2025-03-26: the metadata at the root of the MCP server's origin first, then "
+            "its endpoints, else the default /authorize, /token, /register",
+            ("2025-03-26",),
+        ),
+        Requirement(
             "AUTH-bearer",
             "the token in the Authorization header of every request, never in the query",
             FROM_2025_03,

@@ -591,6 +591,83 @@ def refresh_grant_registered(run: ScenarioRun) -> Verdict:
     )
 
 
+_AS_WELL_KNOWN = "/.well-known/oauth-authorization-server"
+_ENDPOINTS = ("register", "authorize", "token", "default-endpoint")
+
+
+def _root_metadata_lookups(run: ScenarioRun) -> list[Mapping[str, Any]]:
+    return [
+        e
+        for e in _auth(run, endpoint="server-metadata", method="GET")
+        if e.get("path") == _AS_WELL_KNOWN
+    ]
+
+
+def _endpoint_uses(run: ScenarioRun) -> list[Mapping[str, Any]]:
+    """Requests to the authorization server's endpoints (or to the default paths of a
+    server whose metadata names others)."""
+    return [
+        e
+        for e in run.of_kind("auth")
+        if e.get("server") == "authorization" and e.get("endpoint") in _ENDPOINTS
+    ]
+
+
+def _legacy_steps(run: ScenarioRun) -> list[Mapping[str, Any]]:
+    return [*_root_metadata_lookups(run), *_endpoint_uses(run)]
+
+
+@check(
+    "auth.legacy-metadata-then-defaults",
+    requirements=["AUTH-legacy"],
+    level="MUST",
+    spec=f"{_SPEC}#server-metadata-discovery",
+    description="With a 2025-03-26 server (no resource metadata), the client asks for "
+    "the authorization server metadata at the root of the MCP server's origin before "
+    "anything else, uses the endpoints it names, and only when there is none falls "
+    "back to /authorize, /token and /register there",
+    revisions=("2025-03-26",),
+    transports=["http"],
+    trigger=trigger(
+        "the client looked for the metadata or used an authorization endpoint", _legacy_steps
+    ),
+    # A request to a path the mock does not serve is this check's evidence (endpoints
+    # looked for in the wrong place), not a precondition that failed.
+    independent_of=["client.connect", "http.one-message-per-post"],
+)
+def legacy_metadata_then_defaults(run: ScenarioRun) -> Verdict:
+    lookups, uses = _root_metadata_lookups(run), _endpoint_uses(run)
+    if not uses:
+        unreported = hung_or_crashed(run.operation("connect"))
+        if unreported is not None:
+            return unreported
+        if lookups[-1].get("status") == 200:
+            return missing(run, "a request to an endpoint the metadata names")
+        return fail(
+            f"there is no metadata at {_AS_WELL_KNOWN}, and the client never used the "
+            "default endpoints /authorize, /token, /register",
+            lookups,
+        )
+    first = uses[0]
+    before = [e for e in lookups if e["seq"] < first["seq"]]
+    if not before:
+        return fail(
+            f"the client went to {first.get('path')} without asking for the metadata at "
+            f"{_AS_WELL_KNOWN} first",
+            [first],
+        )
+    if any(e.get("status") == 200 for e in before):
+        defaults = [e for e in uses if e.get("endpoint") == "default-endpoint"]
+        if defaults:
+            return fail(
+                f"the metadata names the endpoints, and the client used the default "
+                f"{defaults[0].get('path')} instead",
+                [*before, *defaults],
+            )
+        return passed("the metadata first, then the endpoints it names", [*before, *uses])
+    return passed("the metadata first (none there), then the default endpoints", [*before, *uses])
+
+
 async def connect_and_call(session: Session) -> None:
     if (await session.connect()).ok:
         await session.call("call_tool", "write", {})
@@ -678,6 +755,24 @@ SCENARIOS = [
         drive=connect_and_call_thrice,
         description="access tokens good for one MCP request each, refresh tokens rotated "
         "at every refresh; three calls",
+        requires=frozenset({"auth"}),
+    ),
+    Scenario(
+        "auth-legacy-metadata",
+        "auth/legacy-metadata.json",
+        checks=("auth.legacy-metadata-then-defaults",),
+        drive=connect_and_call,
+        description="2025-03-26: no resource metadata; the MCP server's origin serves "
+        "authorization server metadata naming endpoints other than the default ones",
+        requires=frozenset({"auth"}),
+    ),
+    Scenario(
+        "auth-legacy-defaults",
+        "auth/legacy-defaults.json",
+        checks=("auth.legacy-metadata-then-defaults",),
+        drive=connect_and_call,
+        description="2025-03-26: no metadata of any kind; the authorization server is at "
+        "the default endpoints of the MCP server's origin",
         requires=frozenset({"auth"}),
     ),
     Scenario(

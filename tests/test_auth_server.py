@@ -791,3 +791,43 @@ def test_a_client_id_metadata_document_is_fetched_and_checked() -> None:
             )
             assert answer.status_code == 400
             assert _auth_entries(server, endpoint="authorize")[-1]["metadata_document_error"]
+
+
+def test_a_resource_that_moves_to_another_authorization_server() -> None:
+    with _served({"migrate_after": 1}) as (server, http):
+        first = _Flow(server, http)
+        old = first.access_token()
+        former = first.meta["issuer"]
+        assert first.mcp(old["access_token"]).status_code == 200  # the one request served
+        # Moved: the first server's token is refused, the metadata names the second.
+        refused = first.mcp(old["access_token"])
+        assert refused.status_code == 401
+        assert _challenge_params(refused.headers["www-authenticate"])["error"] == "invalid_token"
+        moved = _auth_entries(server, endpoint="migration")
+        assert [(e["former_issuer"], e["issuer"]) for e in moved] == [(former, former + "/as2")]
+        second = _Flow(server, http)
+        prm = second.discover()
+        assert prm["authorization_servers"] == [former + "/as2"]
+        # The second server's metadata is its own (RFC 8414 §3.3: its issuer, its endpoints).
+        _check_server_metadata(second.meta, former + "/as2", oidc=False)
+        assert second.meta["token_endpoint"] != first.meta["token_endpoint"]
+        # The first server's client id and refresh token are not the second's, and the
+        # attempt is recorded.
+        second.client_id = first.client_id
+        crossed = second.token(
+            {"grant_type": "refresh_token", "refresh_token": old["refresh_token"]}
+        )
+        assert crossed.status_code == 401
+        entry = _auth_entries(server, endpoint="token")[-1]
+        assert entry["refresh_token_issuer"] == former
+        assert entry["client_of_issuer"] == former
+        assert entry["issuer"] == former + "/as2"
+        second.register()
+        new = second.redeem(second.authorize()["code"]).json()["access_token"]
+        assert second.mcp(new).status_code == 200
+        assert _auth_entries(server, endpoint="mcp")[-1]["token_issuer"] == former + "/as2"
+        # And the first server's refresh token still works there (it was never spent).
+        first_again = first.token(
+            {"grant_type": "refresh_token", "refresh_token": old["refresh_token"]}
+        )
+        assert first_again.status_code == 200

@@ -33,6 +33,9 @@ REFRESH = ("auth-refresh", "2025-11-25", "http")
 REFRESH_26 = ("auth-refresh", "2026-07-28", "http")
 LEGACY_METADATA = ("auth-legacy-metadata", "2025-03-26", "http")
 LEGACY_DEFAULTS = ("auth-legacy-defaults", "2025-03-26", "http")
+MIGRATION = ("auth-migration", "2025-11-25", "http")
+MIGRATION_06 = ("auth-migration", "2025-06-18", "http")
+MIGRATION_26 = ("auth-migration", "2026-07-28", "http")
 
 
 class _NoPkceSession(OAuthSession):
@@ -165,6 +168,38 @@ class _LegacyDefaultsUnderPathSession(OAuthSession):
         }
 
 
+class _KeepsFormerTokenSession(OAuthSession):
+    """Moves to the new authorization server, and still presents the former one's token."""
+
+    _former_token: str | None = None
+
+    def _forget_server(self) -> None:
+        self._former_token = self.access_token
+        super()._forget_server()
+
+    def headers(self) -> dict[str, str]:
+        if self._former_token is not None:
+            return {"Authorization": f"Bearer {self._former_token}"}
+        return super().headers()
+
+
+class _CarriesRefreshTokenSession(OAuthSession):
+    """Moves to the new authorization server, and tries the former one's refresh token
+    there before authorizing."""
+
+    _carried: str | None = None
+
+    def _forget_server(self) -> None:
+        self._carried = self._refresh_token
+        super()._forget_server()
+
+    async def _register(self) -> None:
+        await super()._register()
+        if self._carried is not None:
+            self._refresh_token, self._carried = self._carried, None
+            await self._refresh()
+
+
 class _AcceptsAnyResourceSession(OAuthSession):
     def resource_ok(self, resource: str) -> bool:
         return True
@@ -226,6 +261,14 @@ class LegacyDefaultsUnderPath(ReferenceClient):
     _http_transport = _with_session(_LegacyDefaultsUnderPathSession)
 
 
+class KeepsFormerToken(ReferenceClient):
+    _http_transport = _with_session(_KeepsFormerTokenSession)
+
+
+class CarriesRefreshToken(ReferenceClient):
+    _http_transport = _with_session(_CarriesRefreshTokenSession)
+
+
 class NoPkce(ReferenceClient):
     _http_transport = _NoPkceTransport
 
@@ -280,6 +323,12 @@ CASES = {
         LEGACY_DEFAULTS,
         {"auth.legacy-metadata-then-defaults": "FAIL"},
     ),
+    "auth-keeps-former-token": Case(
+        KeepsFormerToken, MIGRATION, {"auth.tokens-stay-with-their-server": "FAIL"}
+    ),
+    "auth-carries-refresh-token": Case(
+        CarriesRefreshToken, MIGRATION_06, {"auth.tokens-stay-with-their-server": "FAIL"}
+    ),
     "auth-ignores-pkce-advertisement": Case(
         IgnoresPkceAdvertisement, UNADVERTISED, {"auth.pkce-unadvertised-refused": "FAIL"}
     ),
@@ -310,6 +359,9 @@ def test_mutant_fails_exactly_its_checks(name: str) -> None:
         REFRESH_26,
         LEGACY_METADATA,
         LEGACY_DEFAULTS,
+        MIGRATION,
+        MIGRATION_06,
+        MIGRATION_26,
     ],
     ids=lambda r: f"{r[0]}-{r[1]}",
 )

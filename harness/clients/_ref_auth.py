@@ -20,7 +20,10 @@
    (the authorization URL fetched without following its redirect, the code read from
    the `Location`); `state` and `iss` (RFC 9207) checked before the code is redeemed;
 6. the token request, then the token in the `Authorization` header only;
-7. on 401 `invalid_token`: the refresh token first, then a new authorization; on 403
+7. on 401 `invalid_token`: when the resource metadata now names another authorization
+   server, everything of the former one is dropped (its client id and tokens never go
+   to the new one, nor its tokens to the MCP server) and the flow starts again there;
+   else the refresh token first, then a new authorization; on 403
    `insufficient_scope`: a new authorization with the scope the challenge names, once per
    scope (bounded by the caller: `MAX_CHALLENGES` in a row per request).
 
@@ -127,13 +130,34 @@ class OAuthSession:
             return
         if status != 401:
             raise ClientError("transport", f"HTTP {status}")
-        if (
+        if self.access_token is not None and await self._server_changed(params):
+            self._forget_server()
+        elif (
             self.access_token is not None
             and self._refresh_token is not None
             and await self._refresh()
         ):
             return
         await self._authorize(params, scope=params.get("scope"))
+
+    async def _server_changed(self, params: Mapping[str, str]) -> bool:
+        """After a 401 to a token: whether the resource metadata now names another
+        authorization server than the one the token came from."""
+        if self._resource is None:
+            return False  # 2025-03-26: the MCP server's origin is its authorization server
+        prm = await self._resource_metadata(params)
+        servers = (prm or {}).get("authorization_servers")
+        if not isinstance(servers, list) or not servers:
+            return False
+        return bool(servers[0] != self._meta.get("issuer"))
+
+    def _forget_server(self) -> None:
+        """Drop everything the former authorization server gave: its metadata, the
+        client id it registered, its tokens (none of them goes to another server)."""
+        self._meta = {}
+        self._client_id = self._client_secret = None
+        self._auth_method = "none"
+        self.access_token = self._refresh_token = None
 
     # -- discovery -----------------------------------------------------------------------
 

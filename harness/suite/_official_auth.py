@@ -200,17 +200,26 @@ OFFICIAL_AUTH_CHECKS: tuple[OfficialCheck, ...] = (
         "sep-2352-reregister-on-as-change",
         _ALPHA,
         (),
-        "not judged yet: credentials per authorization server when the resource metadata "
-        "names a new one (2026-07-28)",
+        "not judged on its own: in our `auth-migration` scenario a client that does not "
+        "register with the new server gets no token of it, so "
+        "`auth.tokens-stay-with-their-server` is N/A or BLOCKED for it, never a PASS",
     ),
     OfficialCheck(
-        "sep-2352-no-reuse-on-as-change", _ALPHA, (), "not judged yet: as above (2026-07-28)"
+        "sep-2352-no-reuse-on-as-change",
+        _ALPHA,
+        (),
+        "not judged yet: the former server's client id at the new one (a credential, not a "
+        "token) is refused by our mock and recorded (`client_of_issuer`), with no check "
+        "of its own yet (2026-07-28)",
     ),
     OfficialCheck(
         "sep-2352-no-cross-as-credential-reuse",
         _ALPHA,
-        (),
-        "not judged yet: as above (2026-07-28)",
+        ("auth.tokens-stay-with-their-server",),
+        "the tokens part: ours fails a token or refresh token of one authorization server "
+        "presented to another, and the former server's token sent to the MCP server once "
+        "the client has read that it moved (MCP 2025-06-18 on); the client id part is not "
+        "judged yet",
     ),
     # Refresh tokens (SEP-2207).
     OfficialCheck(

@@ -265,6 +265,12 @@ REQUIREMENTS: dict[str, Requirement] = {
             ("2025-03-26",),
         ),
         Requirement(
+            "AUTH-token-origin",
+            "only tokens of the MCP server's authorization server go to it; no token of one "
+            "authorization server goes to another",
+            FROM_2025_06,
+        ),
+        Requirement(
             "AUTH-bearer",
             "the token in the Authorization header of every request, never in the query",
             FROM_2025_03,

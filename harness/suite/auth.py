@@ -668,6 +668,66 @@ def legacy_metadata_then_defaults(run: ScenarioRun) -> Verdict:
     return passed("the metadata first (none there), then the default endpoints", [*before, *uses])
 
 
+def _migrations(run: ScenarioRun) -> list[Mapping[str, Any]]:
+    """The resource moving to another authorization server (the mock's `migrate_after`)."""
+    return list(_auth(run, endpoint="migration"))
+
+
+@check(
+    "auth.tokens-stay-with-their-server",
+    requirements=["AUTH-token-origin"],
+    level="MUST",
+    spec=f"{_SPEC}#token-handling",
+    description="Once the resource metadata names another authorization server, the client "
+    "sends the MCP server only tokens of that one, never the former server's again; and "
+    "it never presents a token or refresh token of one authorization server to another",
+    revisions=(*_FROM_2025_06, "2026-07-28"),
+    transports=["http"],
+    trigger=trigger("the MCP server moved to another authorization server", _migrations),
+    independent_of=["client.connect"],
+)
+def tokens_stay_with_their_server(run: ScenarioRun) -> Verdict:
+    moved = _migrations(run)[0]
+    former, new = moved["former_issuer"], moved["issuer"]
+    crossed = [
+        e
+        for e in run.of_kind("auth")
+        if e.get("server") == "authorization"
+        and (
+            e.get("refresh_token_issuer") not in (None, e.get("issuer"))
+            or e.get("token_issuer") not in (None, e.get("issuer"))
+        )
+    ]
+    if crossed:
+        return fail(
+            f"the client presented a token of {crossed[0].get('refresh_token_issuer') or crossed[0].get('token_issuer')} "
+            f"to the authorization server {crossed[0].get('issuer')}",
+            [moved, *crossed],
+        )
+    learned = [
+        e
+        for e in _auth(run, endpoint="resource-metadata", status=200, issuer=new)
+        if e["seq"] > moved["seq"]
+    ]
+    if not learned:
+        return missing(run, f"the client reading the resource metadata that names {new}")
+    mcp = [e for e in _auth(run, endpoint="mcp") if e["seq"] > learned[0]["seq"]]
+    stale = [e for e in mcp if e.get("token_issuer") == former]
+    if stale:
+        return fail(
+            f"after reading that the MCP server's authorization server is {new}, the client "
+            f"sent it {len(stale)} request(s) with a token of {former}",
+            [moved, learned[0], *stale],
+        )
+    used = [e for e in mcp if e.get("token_issuer") == new and e.get("outcome") == "ok"]
+    if not used:
+        return missing(run, f"a request to the MCP server with a token of {new}")
+    return passed(
+        f"after the move to {new} the client sent the MCP server only its tokens",
+        [moved, learned[0], *used],
+    )
+
+
 async def connect_and_call(session: Session) -> None:
     if (await session.connect()).ok:
         await session.call("call_tool", "write", {})
@@ -773,6 +833,15 @@ SCENARIOS = [
         drive=connect_and_call,
         description="2025-03-26: no metadata of any kind; the authorization server is at "
         "the default endpoints of the MCP server's origin",
+        requires=frozenset({"auth"}),
+    ),
+    Scenario(
+        "auth-migration",
+        "auth/migration.json",
+        checks=("auth.tokens-stay-with-their-server",),
+        drive=connect_and_call_thrice,
+        description="after two MCP requests the resource trusts a second authorization "
+        "server only (its metadata names it, the first's tokens get 401); three calls",
         requires=frozenset({"auth"}),
     ),
     Scenario(

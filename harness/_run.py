@@ -29,6 +29,7 @@ import anyio
 
 from harness.clients._contract import (
     OPERATIONS,
+    Authorization,
     ClientError,
     ClientEvent,
     ConnectOptions,
@@ -83,6 +84,14 @@ def provoked_timeout() -> float:
         raise ValueError(f"{PROVOKED_VARIABLE} must be a positive number of seconds, not {value}")
     return seconds
 
+
+# What a client under test is given for a server behind OAuth 2.1: a name, and a loopback
+# redirect URI where nothing listens (the mock's authorization endpoint approves at once,
+# and the client reads the code from the redirect without following it).
+HEADLESS_AUTHORIZATION = Authorization(
+    client_name="mcp-testbench client under test",
+    redirect_uri="http://127.0.0.1:33418/callback",
+)
 
 # Error kinds that are the harness's own finding, never the client reporting a problem.
 _NOT_REPORTS = ("hang", "crash", "abandoned")
@@ -593,6 +602,7 @@ async def _drive(
         handlers=scenario.handlers,
         timeout=op_timeout,
         on_event=on_event,
+        authorization=HEADLESS_AUTHORIZATION if "auth" in scenario.requires else None,
     )
     watch = TranscriptWatch(transcript_path)
     server = None

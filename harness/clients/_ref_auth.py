@@ -12,7 +12,8 @@
    the default endpoints `/authorize`, `/token`, `/register`;
 3. PKCE with S256, and no flow at all when the server does not advertise S256 in
    `code_challenge_methods_supported`;
-4. dynamic client registration (RFC 7591) as a public native client, or with a client
+4. the pre-registered credentials of the connect options (`Authorization`), else
+   dynamic client registration (RFC 7591) as a public native client, or with a client
    secret when the server does not allow public clients; at the token endpoint the
    authentication method the registration answered with;
 5. the authorization request with `resource` (RFC 8707) and the scope of the challenge,
@@ -41,13 +42,15 @@ from urllib.parse import parse_qs, urlsplit, urlunsplit
 
 import httpx
 
-from harness.clients._contract import ClientError
+from harness.clients._contract import Authorization, ClientError
 
 __all__ = ["MAX_CHALLENGES", "REDIRECT_URI", "OAuthSession", "parse_challenge"]
 
 # Nothing listens there: the client reads the code from the redirect, never follows it.
 REDIRECT_URI = "http://127.0.0.1:33418/callback"
 CLIENT_NAME = "mcp-testbench reference client"
+# Without ConnectOptions.authorization (the reference client used on its own).
+_DEFAULT_AUTHORIZATION = Authorization(client_name=CLIENT_NAME, redirect_uri=REDIRECT_URI)
 MAX_CHALLENGES = 3  # 401/403 answers in a row for one request before giving up
 
 
@@ -99,9 +102,15 @@ def _refuse(text: str) -> ClientError:
 class OAuthSession:
     """The authorization state of one connection to `server_url`."""
 
-    def __init__(self, client: httpx.AsyncClient, server_url: str) -> None:
+    def __init__(
+        self,
+        client: httpx.AsyncClient,
+        server_url: str,
+        authorization: Authorization | None = None,
+    ) -> None:
         self._http = client
         self.server_url = server_url
+        self._given = authorization or _DEFAULT_AUTHORIZATION
         self.access_token: str | None = None
         self._refresh_token: str | None = None
         self._meta: dict[str, Any] = {}
@@ -264,7 +273,10 @@ class OAuthSession:
         if not self.pkce_advertised():
             raise _refuse("the authorization server does not advertise PKCE S256")
         if self._client_id is None:
-            await self._register()
+            if self._given.client_id is not None:
+                self._pre_registered()
+            else:
+                await self._register()
         if scope is None and self._scopes_supported:
             scope = " ".join(self._scopes_supported)
         verifier = secrets.token_urlsafe(48)
@@ -273,7 +285,7 @@ class OAuthSession:
         query = {
             "response_type": "code",
             "client_id": self._client_id or "",
-            "redirect_uri": REDIRECT_URI,
+            "redirect_uri": self._given.redirect_uri,
             "code_challenge": challenge.rstrip(b"=").decode(),
             "code_challenge_method": "S256",
             "state": state,
@@ -286,7 +298,7 @@ class OAuthSession:
         form = {
             "grant_type": "authorization_code",
             "code": code,
-            "redirect_uri": REDIRECT_URI,
+            "redirect_uri": self._given.redirect_uri,
             "code_verifier": verifier,
         }
         await self._token(form)
@@ -330,6 +342,14 @@ class OAuthSession:
             raise _refuse("the authorization response has no code")
         return str(back["code"])
 
+    def _pre_registered(self) -> None:
+        """The credentials given with the connect options, instead of a registration: a
+        secret goes in the Authorization header (client_secret_basic, what RFC 6749 §2.3.1
+        makes every server accept), no secret makes a public client."""
+        self._client_id = self._given.client_id
+        self._client_secret = self._given.client_secret
+        self._auth_method = "none" if self._client_secret is None else "client_secret_basic"
+
     def token_auth_method(self) -> str:
         """How to authenticate at the token endpoint: as a public client (`none`) when
         the server allows it, else the first secret-based method it supports (RFC 8414
@@ -345,8 +365,8 @@ class OAuthSession:
     def registration_metadata(self) -> dict[str, Any]:
         """The client metadata sent to the registration endpoint (RFC 7591 §2)."""
         return {
-            "client_name": CLIENT_NAME,
-            "redirect_uris": [REDIRECT_URI],
+            "client_name": self._given.client_name,
+            "redirect_uris": [self._given.redirect_uri],
             "grant_types": ["authorization_code", "refresh_token"],
             "response_types": ["code"],
             "token_endpoint_auth_method": self.token_auth_method(),

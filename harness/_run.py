@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from mock_servers.stdio import StdioPool
 
 __all__ = [
+    "HEADLESS_AUTHORIZATION",
     "Operation",
     "Scenario",
     "ScenarioRun",
@@ -350,6 +351,9 @@ class Scenario:
     connect_may_fail: bool = False
     """The scenario provokes a failed connection (an unsupported version): a failed
     connect is what its checks judge, not a precondition that blocks them."""
+    authorization: Authorization | None = None
+    """What the client is given for a server behind OAuth 2.1 (with `requires` naming
+    `auth`); None: HEADLESS_AUTHORIZATION (a name and a redirect URI, no credentials)."""
     local_answers: frozenset[str] = frozenset()
     """Operations the client may rightly answer without a request (a list the server
     declared no capability for): no root cause when it does."""
@@ -602,7 +606,9 @@ async def _drive(
         handlers=scenario.handlers,
         timeout=op_timeout,
         on_event=on_event,
-        authorization=HEADLESS_AUTHORIZATION if "auth" in scenario.requires else None,
+        authorization=(scenario.authorization or HEADLESS_AUTHORIZATION)
+        if "auth" in scenario.requires
+        else None,
     )
     watch = TranscriptWatch(transcript_path)
     server = None

@@ -665,6 +665,9 @@ class AuthMock:
             )
             back["code"] = code
             details["code"] = code
+        # How the client came by its client_id: "pre" (pre-registered), "registered"
+        # (RFC 7591), "metadata-document".
+        details["client_source"] = client.source
         if "state" in params:
             back["state"] = params["state"]
         if self.settings.iss == "correct":

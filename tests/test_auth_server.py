@@ -453,6 +453,7 @@ def test_pre_registered_clients() -> None:
         assert "registration_endpoint" not in flow.meta
         flow.client_id, flow.secret = "pre-1", "s3cret"
         code = flow.authorize(redirect_uri="http://127.0.0.1:9/callback")["code"]  # any port
+        assert _auth_entries(server, endpoint="authorize")[-1]["client_source"] == "pre"
         form = {
             "grant_type": "authorization_code",
             "code": code,

@@ -7,13 +7,15 @@ its failed connect, never passed."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 from urllib.parse import quote
 
+import httpx
 import pytest
 from _mutation import Case, assert_mutant_fails_exactly, assert_reference_passes
 
-from harness.clients import ClientError, ReferenceClient
+from harness.clients import Authorization, ClientError, ReferenceClient
 from harness.clients._ref_auth import OAuthSession
 from harness.clients._ref_http import HttpTransport
 
@@ -36,6 +38,8 @@ LEGACY_DEFAULTS = ("auth-legacy-defaults", "2025-03-26", "http")
 MIGRATION = ("auth-migration", "2025-11-25", "http")
 MIGRATION_06 = ("auth-migration", "2025-06-18", "http")
 MIGRATION_26 = ("auth-migration", "2026-07-28", "http")
+PRE_REGISTERED = ("auth-pre-registered", "2025-11-25", "http")
+PRE_REGISTERED_26 = ("auth-pre-registered", "2026-07-28", "http")
 
 
 class _NoPkceSession(OAuthSession):
@@ -200,6 +204,20 @@ class _CarriesRefreshTokenSession(OAuthSession):
             await self._refresh()
 
 
+class _IgnoresPreRegistrationSession(OAuthSession):
+    """Drops the pre-registered credentials it is given, and registers instead."""
+
+    def __init__(
+        self,
+        client: httpx.AsyncClient,
+        server_url: str,
+        authorization: Authorization | None = None,
+    ) -> None:
+        if authorization is not None:
+            authorization = replace(authorization, client_id=None, client_secret=None)
+        super().__init__(client, server_url, authorization)
+
+
 class _AcceptsAnyResourceSession(OAuthSession):
     def resource_ok(self, resource: str) -> bool:
         return True
@@ -269,6 +287,10 @@ class CarriesRefreshToken(ReferenceClient):
     _http_transport = _with_session(_CarriesRefreshTokenSession)
 
 
+class IgnoresPreRegistration(ReferenceClient):
+    _http_transport = _with_session(_IgnoresPreRegistrationSession)
+
+
 class NoPkce(ReferenceClient):
     _http_transport = _NoPkceTransport
 
@@ -329,6 +351,9 @@ CASES = {
     "auth-carries-refresh-token": Case(
         CarriesRefreshToken, MIGRATION_06, {"auth.tokens-stay-with-their-server": "FAIL"}
     ),
+    "auth-ignores-pre-registration": Case(
+        IgnoresPreRegistration, PRE_REGISTERED, {"auth.pre-registered-first": "WARN"}
+    ),
     "auth-ignores-pkce-advertisement": Case(
         IgnoresPkceAdvertisement, UNADVERTISED, {"auth.pkce-unadvertised-refused": "FAIL"}
     ),
@@ -362,6 +387,8 @@ def test_mutant_fails_exactly_its_checks(name: str) -> None:
         MIGRATION,
         MIGRATION_06,
         MIGRATION_26,
+        PRE_REGISTERED,
+        PRE_REGISTERED_26,
     ],
     ids=lambda r: f"{r[0]}-{r[1]}",
 )

@@ -179,16 +179,17 @@ OFFICIAL_AUTH_CHECKS: tuple[OfficialCheck, ...] = (
     OfficialCheck(
         "pre-registration-auth",
         _BOTH,
-        (),
-        "not judged yet: it needs pre-registered credentials in the client contract and "
-        "the driver protocol (headless authorization); the mock accepts such clients",
+        ("auth.pre-registered-first", "auth.token-endpoint-auth-method"),
+        "theirs offers no dynamic registration, so a client has no other way; ours offers "
+        "it too, so that the priority MCP gives (pre-registered first, a SHOULD from "
+        "2025-11-25) is what is judged, and the authentication as registered",
     ),
     OfficialCheck(
         "cimd-client-id-used",
         _BOTH,
         (),
-        "not judged yet: it needs a client ID metadata document URL in the client "
-        "contract; the mock fetches such documents",
+        "not judged yet: the client contract gives no URL a client could serve its "
+        "metadata document at; the mock fetches such documents",
     ),
     OfficialCheck(
         "sep-837-application-type-present",

@@ -248,6 +248,12 @@ REQUIREMENTS: dict[str, Requirement] = {
             "AUTH-iss", "the iss of the authorization response checked (RFC 9207)", STATELESS
         ),
         Requirement(
+            "AUTH-registration",
+            "pre-registered client information first, when the client has it (before "
+            "client ID metadata documents and dynamic registration)",
+            FROM_2025_11,
+        ),
+        Requirement(
             "AUTH-client-auth",
             "at the token endpoint, the authentication method the client was registered with",
             FROM_2025_03,

@@ -16,9 +16,10 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from harness._catalogue import check
-from harness._run import Scenario, ScenarioRun, Session
+from harness._run import HEADLESS_AUTHORIZATION, Scenario, ScenarioRun, Session
 from harness._triggers import trigger
 from harness._verdicts import Verdict, fail, passed, warn
+from harness.clients import Authorization
 from harness.suite._evidence import hung_or_crashed, missing
 
 __all__ = ["SCENARIOS"]
@@ -728,6 +729,47 @@ def tokens_stay_with_their_server(run: ScenarioRun) -> Verdict:
     )
 
 
+@check(
+    "auth.pre-registered-first",
+    requirements=["AUTH-registration"],
+    level="SHOULD",
+    spec=f"{_SPEC}#client-registration-approaches",
+    description="A client given pre-registered credentials for the server uses them, "
+    "although the authorization server also offers dynamic registration: its "
+    "authorization request names the pre-registered client_id, with no registration "
+    "before it",
+    revisions=(*_FROM_2025_11, "2026-07-28"),
+    transports=["http"],
+    trigger=trigger("the client sent an authorization request", _authorization_requests),
+    independent_of=["client.connect"],
+)
+def pre_registered_first(run: ScenarioRun) -> Verdict:
+    first = _authorization_requests(run)[0]
+    registered = [e for e in _auth(run, endpoint="register") if e["seq"] < first["seq"]]
+    if registered:
+        return warn(
+            "the client registered dynamically although it was given pre-registered credentials",
+            [*registered, first],
+        )
+    if first.get("client_source") != "pre":
+        client_id = (first.get("params") or {}).get("client_id")
+        return warn(
+            f"the authorization request names client_id {client_id!r}, not the "
+            "pre-registered one the client was given",
+            [first],
+        )
+    return passed("the client used the pre-registered client_id it was given", [first])
+
+
+# Credentials the mock's pre-registration scenario knows (fixtures/auth/pre-registered.json).
+PRE_REGISTERED = Authorization(
+    client_name=HEADLESS_AUTHORIZATION.client_name,
+    redirect_uri=HEADLESS_AUTHORIZATION.redirect_uri,
+    client_id="mcp-testbench-pre-registered",
+    client_secret="pre-registered-secret",
+)
+
+
 async def connect_and_call(session: Session) -> None:
     if (await session.connect()).ok:
         await session.call("call_tool", "write", {})
@@ -843,6 +885,17 @@ SCENARIOS = [
         description="after two MCP requests the resource trusts a second authorization "
         "server only (its metadata names it, the first's tokens get 401); three calls",
         requires=frozenset({"auth"}),
+    ),
+    Scenario(
+        "auth-pre-registered",
+        "auth/pre-registered.json",
+        checks=("auth.pre-registered-first", "auth.token-endpoint-auth-method"),
+        drive=connect_and_call,
+        description="the client is given pre-registered credentials (a client id and "
+        "secret the authorization server knows), which it should use although the server "
+        "also offers dynamic registration",
+        requires=frozenset({"auth"}),
+        authorization=PRE_REGISTERED,
     ),
     Scenario(
         "auth-step-up",

@@ -77,6 +77,8 @@ class Challenge:
     outcome: str
     reason: str
     headers: Mapping[str, str]
+    scope: str | None = None
+    """The challenge's `scope` parameter, when it has one."""
 
     @property
     def rule(self) -> str:
@@ -327,11 +329,13 @@ class AuthMock:
                 return True
             answer = _Answer(200, self.resource_metadata())
             # The resource it names: what a client must send as `resource` (RFC 8707).
-            details = {
+            details: dict[str, Any] = {
                 "resource": self.resource,
                 "mcp_url": self.resource_url,
                 "issuer": self.issuer,
             }
+            if self.settings.prm_scopes_supported is not None:
+                details["scopes_supported"] = list(self.settings.prm_scopes_supported)
             await self._answer(ex, "resource", "resource-metadata", answer, details)
             return True
         if ex.path.startswith("/.well-known/"):
@@ -506,6 +510,8 @@ class AuthMock:
             record["reason"] = challenge.reason
             if challenge.outcome == "insufficient_scope" and s.step_up is not None:
                 record["required_scope"] = s.step_up.scope
+            if challenge.scope is not None:
+                record["challenge_scope"] = challenge.scope
             if self.settings.prm_in_www_authenticate and not s.legacy:
                 record["resource_metadata"] = self.prm_url()
         self.transcript.record("auth", **record)
@@ -562,7 +568,7 @@ class AuthMock:
         if self.settings.prm_in_www_authenticate and not self.settings.legacy:
             params.append(f'resource_metadata="{self.prm_url()}"')
         value = "Bearer" + (" " + ", ".join(params) if params else "")
-        return Challenge(status, outcome, reason, {"www-authenticate": value})
+        return Challenge(status, outcome, reason, {"www-authenticate": value}, scope or None)
 
     # -- the authorization server --------------------------------------------------------
 

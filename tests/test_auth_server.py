@@ -281,6 +281,7 @@ def test_resource_metadata_conforms_to_rfc9728_at_every_location() -> None:
             assert doc["resource"] == server.url  # §3.3: the resource the client asked about
             assert doc["authorization_servers"] == [server.auth_url]
             assert doc["scopes_supported"] == ["mcp:read"]
+            assert _auth_entries(server)[-1]["scopes_supported"] == ["mcp:read"]  # recorded
             assert doc["bearer_methods_supported"] == ["header"]
             # §2: each authorization server is an issuer whose metadata is served
             meta = http.get(_well_known_inserted(server.auth_url, "oauth-authorization-server"))
@@ -513,6 +514,7 @@ def test_scope_from_the_challenge_and_scopes_supported() -> None:
         flow = _Flow(server, http)
         first = http.post(server.url, json=INITIALIZE, headers=ACCEPT)
         assert _challenge_params(first.headers["www-authenticate"])["scope"] == "mcp:read"
+        assert _auth_entries(server, endpoint="mcp")[-1]["challenge_scope"] == "mcp:read"
         flow.discover()
         assert flow.meta["scopes_supported"] == ["mcp:read", "mcp:write"]
         flow.register()

@@ -40,6 +40,11 @@ MIGRATION_06 = ("auth-migration", "2025-06-18", "http")
 MIGRATION_26 = ("auth-migration", "2026-07-28", "http")
 PRE_REGISTERED = ("auth-pre-registered", "2025-11-25", "http")
 PRE_REGISTERED_26 = ("auth-pre-registered", "2026-07-28", "http")
+SCOPE_RUNS = tuple(
+    (f"auth-scope-{variant}", revision, "http")
+    for variant in ("challenge", "supported", "none")
+    for revision in ("2025-11-25", "2026-07-28")
+)
 
 
 class _NoPkceSession(OAuthSession):
@@ -218,6 +223,15 @@ class _IgnoresPreRegistrationSession(OAuthSession):
         super().__init__(client, server_url, authorization)
 
 
+class _AllSupportedScopesSession(OAuthSession):
+    """Asks for every scope the resource lists, whatever the 401 named."""
+
+    async def _authorize(self, params: Mapping[str, str], *, scope: str | None) -> None:
+        if not self._meta:
+            await self._discover(params)
+        await super()._authorize(params, scope=" ".join(self._scopes_supported) or scope)
+
+
 class _AcceptsAnyResourceSession(OAuthSession):
     def resource_ok(self, resource: str) -> bool:
         return True
@@ -291,6 +305,10 @@ class IgnoresPreRegistration(ReferenceClient):
     _http_transport = _with_session(_IgnoresPreRegistrationSession)
 
 
+class AllSupportedScopes(ReferenceClient):
+    _http_transport = _with_session(_AllSupportedScopesSession)
+
+
 class NoPkce(ReferenceClient):
     _http_transport = _NoPkceTransport
 
@@ -354,6 +372,9 @@ CASES = {
     "auth-ignores-pre-registration": Case(
         IgnoresPreRegistration, PRE_REGISTERED, {"auth.pre-registered-first": "WARN"}
     ),
+    "auth-all-supported-scopes": Case(
+        AllSupportedScopes, SCOPE_RUNS[0], {"auth.scope-selection": "WARN"}
+    ),
     "auth-ignores-pkce-advertisement": Case(
         IgnoresPkceAdvertisement, UNADVERTISED, {"auth.pkce-unadvertised-refused": "FAIL"}
     ),
@@ -389,6 +410,7 @@ def test_mutant_fails_exactly_its_checks(name: str) -> None:
         MIGRATION_26,
         PRE_REGISTERED,
         PRE_REGISTERED_26,
+        *SCOPE_RUNS,
     ],
     ids=lambda r: f"{r[0]}-{r[1]}",
 )

@@ -45,10 +45,6 @@ _ISS_LATER = (
     "not judged yet: of the RFC 9207 variants only an advertised, wrong iss is judged "
     "(`auth.iss-validated`)"
 )
-_SCOPE_LATER = (
-    "not judged yet: the scope selection strategy of 2025-11-25 (the challenge's scope, "
-    "else the resource's scopes_supported, else none); the mock can already serve each case"
-)
 
 OFFICIAL_AUTH_CHECKS: tuple[OfficialCheck, ...] = (
     # Discovery.
@@ -144,10 +140,28 @@ OFFICIAL_AUTH_CHECKS: tuple[OfficialCheck, ...] = (
         "or BLOCKED then",
     ),
     # Scopes.
-    OfficialCheck("scope-from-www-authenticate", _BOTH, (), _SCOPE_LATER),
-    OfficialCheck("scope-from-scopes-supported", _BOTH, (), _SCOPE_LATER),
-    OfficialCheck("scope-omitted-when-undefined", _BOTH, (), _SCOPE_LATER),
-    OfficialCheck("scope-step-up-initial", _BOTH, (), _SCOPE_LATER),
+    OfficialCheck(
+        "scope-from-www-authenticate",
+        _BOTH,
+        ("auth.scope-selection",),
+        "theirs wants the challenge's scope among those asked for; ours wants exactly it "
+        "(the priority is also least privilege: every scope listed is more than the 401 "
+        "named)",
+    ),
+    OfficialCheck(
+        "scope-from-scopes-supported",
+        _BOTH,
+        ("auth.scope-selection",),
+        "ours wants exactly the listed scopes",
+    ),
+    OfficialCheck("scope-omitted-when-undefined", _BOTH, ("auth.scope-selection",), ""),
+    OfficialCheck(
+        "scope-step-up-initial",
+        _BOTH,
+        ("auth.scope-selection",),
+        "the first authorization of their step-up scenario; ours judges the first "
+        "authorization in three scope scenarios of its own",
+    ),
     OfficialCheck(
         "scope-step-up-escalation",
         _BOTH,

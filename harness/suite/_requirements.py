@@ -248,6 +248,12 @@ REQUIREMENTS: dict[str, Requirement] = {
             "AUTH-iss", "the iss of the authorization response checked (RFC 9207)", STATELESS
         ),
         Requirement(
+            "AUTH-scope",
+            "the first authorization asks for the 401's scope, else the resource's "
+            "scopes_supported, else no scope",
+            FROM_2025_11,
+        ),
+        Requirement(
             "AUTH-registration",
             "pre-registered client information first, when the client has it (before "
             "client ID metadata documents and dynamic registration)",

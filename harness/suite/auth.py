@@ -729,6 +729,54 @@ def tokens_stay_with_their_server(run: ScenarioRun) -> Verdict:
     )
 
 
+def _first_authorization(run: ScenarioRun) -> list[Mapping[str, Any]]:
+    return _authorization_requests(run)[:1]
+
+
+@check(
+    "auth.scope-selection",
+    requirements=["AUTH-scope"],
+    level="SHOULD",
+    spec=f"{_SPEC}#scope-selection-strategy",
+    description="The first authorization request asks for the scope the 401 named; "
+    "without one, for every scope of the resource metadata's scopes_supported; without "
+    "those, for no scope at all",
+    revisions=(*_FROM_2025_11, "2026-07-28"),
+    transports=["http"],
+    trigger=trigger("the client sent an authorization request", _first_authorization),
+    independent_of=["client.connect"],
+)
+def scope_selection(run: ScenarioRun) -> Verdict:
+    first = _first_authorization(run)[0]
+    asked = set(str((first.get("params") or {}).get("scope", "")).split())
+    if run.revision == "2026-07-28":
+        # 2026-07-28 lets a client that wants refresh tokens add offline_access.
+        asked.discard("offline_access")
+    challenges = [e for e in _auth(run, endpoint="mcp", status=401) if e["seq"] < first["seq"]]
+    metadata = [
+        e for e in _auth(run, endpoint="resource-metadata", status=200) if e["seq"] < first["seq"]
+    ]
+    if not challenges:
+        return missing(run, "a 401 from the MCP server before the authorization request")
+    named = challenges[-1].get("challenge_scope")
+    supported = metadata[-1].get("scopes_supported") if metadata else None
+    if named is not None:
+        wanted, source = set(str(named).split()), "the scope the 401 named"
+    elif supported is not None:
+        wanted, source = {str(s) for s in supported}, "the resource's scopes_supported"
+    else:
+        wanted, source = set(), "neither the 401 nor the resource metadata names a scope"
+    evidence = [challenges[-1], *metadata[-1:], first]
+    shown = " ".join(sorted(asked)) or "no scope"
+    if asked != wanted:
+        return warn(
+            f"the client asked for {shown}, not {' '.join(sorted(wanted)) or 'no scope'} "
+            f"({source})",
+            evidence,
+        )
+    return passed(f"the client asked for {shown} ({source})", evidence)
+
+
 @check(
     "auth.pre-registered-first",
     requirements=["AUTH-registration"],
@@ -885,6 +933,25 @@ SCENARIOS = [
         description="after two MCP requests the resource trusts a second authorization "
         "server only (its metadata names it, the first's tokens get 401); three calls",
         requires=frozenset({"auth"}),
+    ),
+    *(
+        Scenario(
+            f"auth-scope-{variant}",
+            f"auth/scope-{variant}.json",
+            checks=("auth.scope-selection",),
+            drive=connect_and_call,
+            description=description,
+            requires=frozenset({"auth"}),
+        )
+        for variant, description in (
+            (
+                "challenge",
+                "the 401 names a scope, and the resource metadata lists more: the client "
+                "should ask for the 401's",
+            ),
+            ("supported", "no scope in the 401; the resource metadata lists two"),
+            ("none", "no scope in the 401 nor in the resource metadata"),
+        )
     ),
     Scenario(
         "auth-pre-registered",

@@ -249,7 +249,7 @@ OFFICIAL_AUTH_CHECKS: tuple[OfficialCheck, ...] = (
         _BOTH,
         (),
         "a MAY: no verdict can follow from a client choosing not to ask for offline_access "
-        "(theirs scores only its absence from an unreached flow)",
+        "(theirs fails it only when the flow was never reached)",
     ),
     OfficialCheck(
         "sep-2207-offline-access-not-requested",

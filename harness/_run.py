@@ -29,6 +29,7 @@ import anyio
 
 from harness.clients._contract import (
     OPERATIONS,
+    Authorization,
     ClientError,
     ClientEvent,
     ConnectOptions,
@@ -46,6 +47,7 @@ if TYPE_CHECKING:
     from mock_servers.stdio import StdioPool
 
 __all__ = [
+    "HEADLESS_AUTHORIZATION",
     "Operation",
     "Scenario",
     "ScenarioRun",
@@ -83,6 +85,14 @@ def provoked_timeout() -> float:
         raise ValueError(f"{PROVOKED_VARIABLE} must be a positive number of seconds, not {value}")
     return seconds
 
+
+# What a client under test is given for a server behind OAuth 2.1: a name, and a loopback
+# redirect URI where nothing listens (the mock's authorization endpoint approves at once,
+# and the client reads the code from the redirect without following it).
+HEADLESS_AUTHORIZATION = Authorization(
+    client_name="mcp-testbench client under test",
+    redirect_uri="http://127.0.0.1:33418/callback",
+)
 
 # Error kinds that are the harness's own finding, never the client reporting a problem.
 _NOT_REPORTS = ("hang", "crash", "abandoned")
@@ -341,6 +351,9 @@ class Scenario:
     connect_may_fail: bool = False
     """The scenario provokes a failed connection (an unsupported version): a failed
     connect is what its checks judge, not a precondition that blocks them."""
+    authorization: Authorization | None = None
+    """What the client is given for a server behind OAuth 2.1 (with `requires` naming
+    `auth`); None: HEADLESS_AUTHORIZATION (a name and a redirect URI, no credentials)."""
     local_answers: frozenset[str] = frozenset()
     """Operations the client may rightly answer without a request (a list the server
     declared no capability for): no root cause when it does."""
@@ -593,6 +606,9 @@ async def _drive(
         handlers=scenario.handlers,
         timeout=op_timeout,
         on_event=on_event,
+        authorization=(scenario.authorization or HEADLESS_AUTHORIZATION)
+        if "auth" in scenario.requires
+        else None,
     )
     watch = TranscriptWatch(transcript_path)
     server = None

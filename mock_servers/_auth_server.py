@@ -51,6 +51,12 @@ OIDC_WELL_KNOWN = "/.well-known/openid-configuration"
 # that validates it (RFC 9728 §3.3) stops there.
 MISMATCHED_RESOURCE = "https://other-resource.invalid/mcp"
 WRONG_ISSUER = "https://wrong-issuer.invalid"
+# 2025-03-26 with metadata: the endpoints it names, elsewhere than the default ones, so a
+# check tells a client that read the metadata from one that went to the defaults.
+LEGACY_ENDPOINT_PREFIX = "/oauth"
+LEGACY_DEFAULT_PATHS = ("/authorize", "/token", "/register")
+# The second authorization server (`migrate_after`): the first's issuer with this path.
+MIGRATED_TENANT = "/as2"
 TOKEN_LIFETIME = 3600
 CIMD_TIMEOUT = 5.0
 _VERIFIER = re.compile(r"^[A-Za-z0-9\-._~]{43,128}$")
@@ -71,6 +77,8 @@ class Challenge:
     outcome: str
     reason: str
     headers: Mapping[str, str]
+    scope: str | None = None
+    """The challenge's `scope` parameter, when it has one."""
 
     @property
     def rule(self) -> str:
@@ -84,6 +92,8 @@ class _Client:
     method: str
     redirect_uris: tuple[str, ...]
     source: str  # "registered", "pre-registered", "metadata-document"
+    server: int | None = None
+    """The authorization server it registered with (None: known to every one)."""
 
 
 @dataclass
@@ -101,6 +111,8 @@ class _Token:
     client_id: str
     scope: frozenset[str]
     resource: str | None
+    server: int = 0
+    """The authorization server that issued it (0; 1 after a migration)."""
     uses: int = 0
 
 
@@ -176,6 +188,13 @@ class AuthMock:
         self.codes: dict[str, _Code] = {}
         self.tokens: dict[str, _Token] = {}
         self.refresh_tokens: dict[str, _Token] = {}
+        # Refresh tokens already redeemed: each is replaced by the one its answer issued
+        # (rotation, OAuth 2.1 §4.3.1), so presenting one again is recorded as such.
+        self.rotated_refresh_tokens: set[str] = set()
+        # The authorization server the resource metadata names: 0, then 1 once the
+        # resource has migrated (`migrate_after`), whose issuer is the first's + "/as2".
+        self.current_server = 0
+        self.served_mcp_requests = 0
 
     @staticmethod
     def _pre_registered(c: PreRegisteredClient) -> _Client:
@@ -193,9 +212,19 @@ class AuthMock:
 
     @property
     def issuer(self) -> str:
+        """The issuer of the authorization server the resource metadata names now."""
+        return self.issuer_of(self.current_server)
+
+    def issuer_of(self, server: int) -> str:
         if self.settings.legacy:
             return self.resource_origin
-        return self.server_origin + self.settings.tenant
+        return self.server_origin + self._tenant(server)
+
+    def _tenant(self, server: int) -> str:
+        return self.settings.tenant + (MIGRATED_TENANT if server else "")
+
+    def _servers(self) -> range:
+        return range(2 if self.settings.migrate_after is not None else 1)
 
     @property
     def resource(self) -> str:
@@ -214,11 +243,11 @@ class AuthMock:
         """The metadata URL the 401 challenge names: the first location served."""
         return self.resource_origin + self.prm_paths()[0]
 
-    def _metadata_paths(self) -> dict[str, str]:
+    def _metadata_paths(self, server: int = 0) -> dict[str, str]:
         """Metadata path -> document kind ("oauth" or "oidc"), on the server's origin."""
         if self.settings.legacy:
             return {OAUTH_WELL_KNOWN: "oauth"} if self.settings.legacy_metadata else {}
-        tenant = self.settings.tenant
+        tenant = self._tenant(server)
         where = {
             "oauth": (OAUTH_WELL_KNOWN + tenant, "oauth"),
             "oidc-inserted": (OIDC_WELL_KNOWN + tenant, "oidc"),
@@ -226,8 +255,10 @@ class AuthMock:
         }
         return dict(where[kind] for kind in self.settings.metadata)
 
-    def _endpoint_paths(self) -> dict[str, str]:
-        base = "" if self.settings.legacy else self.settings.tenant
+    def _endpoint_paths(self, server: int = 0) -> dict[str, str]:
+        s = self.settings
+        legacy_base = LEGACY_ENDPOINT_PREFIX if s.legacy_metadata else ""
+        base = legacy_base if s.legacy else self._tenant(server)
         paths = {"authorize": f"{base}/authorize", "token": f"{base}/token"}
         if self.settings.registration:
             paths["register"] = f"{base}/register"
@@ -235,12 +266,13 @@ class AuthMock:
             paths["jwks"] = f"{base}/jwks"
         return paths
 
-    def server_metadata(self, kind: str = "oauth") -> dict[str, Any]:
+    def server_metadata(self, kind: str = "oauth", server: int = 0) -> dict[str, Any]:
         """The authorization server's metadata document (RFC 8414 §2; OIDC adds three)."""
         s = self.settings
-        endpoints = {name: self.server_origin + p for name, p in self._endpoint_paths().items()}
+        paths = self._endpoint_paths(server)
+        endpoints = {name: self.server_origin + p for name, p in paths.items()}
         doc: dict[str, Any] = {
-            "issuer": self.issuer,
+            "issuer": self.issuer_of(server),
             "authorization_endpoint": endpoints["authorize"],
             "token_endpoint": endpoints["token"],
             "response_types_supported": ["code"],
@@ -297,11 +329,13 @@ class AuthMock:
                 return True
             answer = _Answer(200, self.resource_metadata())
             # The resource it names: what a client must send as `resource` (RFC 8707).
-            details = {
+            details: dict[str, Any] = {
                 "resource": self.resource,
                 "mcp_url": self.resource_url,
                 "issuer": self.issuer,
             }
+            if self.settings.prm_scopes_supported is not None:
+                details["scopes_supported"] = list(self.settings.prm_scopes_supported)
             await self._answer(ex, "resource", "resource-metadata", answer, details)
             return True
         if ex.path.startswith("/.well-known/"):
@@ -311,6 +345,10 @@ class AuthMock:
                 await self._answer(
                     ex, "authorization", "server-metadata", _Answer(200, doc), details
                 )
+            elif self.settings.legacy and ex.path == OAUTH_WELL_KNOWN:
+                # The MCP origin is the authorization server, which has no metadata.
+                answer = _Answer(404, "Not found")
+                await self._answer(ex, "authorization", "server-metadata", answer, {})
             else:
                 # Recorded, so a check can see the order a client probed in.
                 await self._answer(ex, "resource", "well-known", _Answer(404, "Not found"), {})
@@ -318,22 +356,47 @@ class AuthMock:
         if self.settings.legacy and ex.path in self._endpoint_paths().values():
             await self._answer(ex, "authorization", *await self._server_route(ex))
             return True
+        if self.settings.legacy and ex.path in LEGACY_DEFAULT_PATHS:
+            # The metadata names other endpoints: recorded, so a check sees a client
+            # that went to the defaults although the metadata was there.
+            answer = _Answer(404, "Not found: this server's metadata names its endpoints")
+            await self._answer(ex, "authorization", "default-endpoint", answer, {})
+            return True
         return False
 
+    def _route_server(self, path: str) -> int:
+        """Which authorization server a path of the server's origin belongs to."""
+        for server in self._servers():
+            if (
+                path in self._metadata_paths(server)
+                or path in self._endpoint_paths(server).values()
+            ):
+                return server
+        return 0
+
     async def _server_route(self, ex: Exchange) -> tuple[str, _Answer, dict[str, Any]]:
-        kinds = self._metadata_paths()
+        server = self._route_server(ex.path)
+        routed, answer, details = await self._server_endpoint(ex, server)
+        if len(self._servers()) > 1:
+            details["issuer"] = details.get("issuer", self.issuer_of(server))
+        return routed, answer, details
+
+    async def _server_endpoint(
+        self, ex: Exchange, server: int
+    ) -> tuple[str, _Answer, dict[str, Any]]:
+        kinds = self._metadata_paths(server)
         if ex.path in kinds:
             if ex.method != "GET":
                 return "server-metadata", _Answer(405, "Use GET", {"allow": "GET"}), {}
-            doc = self.server_metadata(kinds[ex.path])
+            doc = self.server_metadata(kinds[ex.path], server)
             return "server-metadata", _Answer(200, doc), self._metadata_details(doc)
-        endpoint = {p: name for name, p in self._endpoint_paths().items()}.get(ex.path)
+        endpoint = {p: name for name, p in self._endpoint_paths(server).items()}.get(ex.path)
         if endpoint == "authorize" and ex.method in ("GET", "POST"):
-            return ("authorize", *await self._authorize(ex))
+            return ("authorize", *await self._authorize(ex, server))
         if endpoint == "token" and ex.method == "POST":
-            return ("token", *self._token(ex))
+            return ("token", *self._token(ex, server))
         if endpoint == "register" and ex.method == "POST":
-            return ("register", *self._register(ex))
+            return ("register", *self._register(ex, server))
         if endpoint == "jwks" and ex.method == "GET":
             return "jwks", _Answer(200, {"keys": []}), {}
         if endpoint is not None:
@@ -373,6 +436,8 @@ class AuthMock:
         if bearer is not None:
             entry["bearer_header"] = True
             entry["issued_token"] = bearer in self.tokens
+            if bearer in self.tokens and len(self._servers()) > 1:
+                entry["token_issuer"] = self.issuer_of(self.tokens[bearer].server)
         entry.update(details)
         self.transcript.record("auth", **entry)
         if isinstance(answer.body, str):
@@ -411,6 +476,8 @@ class AuthMock:
         granted = self.tokens.get(token) if token is not None else None
         if token is not None:
             record["issued_token"] = granted is not None
+        if granted is not None and len(self._servers()) > 1:
+            record["token_issuer"] = self.issuer_of(granted.server)
         challenge: Challenge | None
         if token is None:
             challenge = self._challenge(401, "no-token", "no bearer token in Authorization")
@@ -421,6 +488,15 @@ class AuthMock:
         elif granted.resource is not None and _canonical(granted.resource) not in self._audiences():
             challenge = self._challenge(
                 401, "invalid_token", f"a token issued for {granted.resource}", error=True
+            )
+        elif granted.server != self.current_server:
+            # The resource now trusts another authorization server only.
+            challenge = self._challenge(
+                401,
+                "invalid_token",
+                f"a token of {self.issuer_of(granted.server)}, no longer this resource's "
+                "authorization server",
+                error=True,
             )
         elif s.token_uses is not None and granted.uses >= s.token_uses:
             challenge = self._challenge(401, "invalid_token", "the token expired", error=True)
@@ -434,10 +510,28 @@ class AuthMock:
             record["reason"] = challenge.reason
             if challenge.outcome == "insufficient_scope" and s.step_up is not None:
                 record["required_scope"] = s.step_up.scope
+            if challenge.scope is not None:
+                record["challenge_scope"] = challenge.scope
             if self.settings.prm_in_www_authenticate and not s.legacy:
                 record["resource_metadata"] = self.prm_url()
         self.transcript.record("auth", **record)
+        if challenge is None:
+            self._count_served()
         return challenge
+
+    def _count_served(self) -> None:
+        """After `migrate_after` requests served, the resource moves to the second
+        authorization server (its metadata names it; the first's tokens are refused)."""
+        self.served_mcp_requests += 1
+        if self.settings.migrate_after == self.served_mcp_requests:
+            self.current_server = 1
+            self.transcript.record(
+                "auth",
+                server="resource",
+                endpoint="migration",
+                former_issuer=self.issuer_of(0),
+                issuer=self.issuer_of(1),
+            )
 
     def _step_up(self, granted: _Token, tool_names: list[str]) -> Challenge | None:
         step = self.settings.step_up
@@ -474,12 +568,24 @@ class AuthMock:
         if self.settings.prm_in_www_authenticate and not self.settings.legacy:
             params.append(f'resource_metadata="{self.prm_url()}"')
         value = "Bearer" + (" " + ", ".join(params) if params else "")
-        return Challenge(status, outcome, reason, {"www-authenticate": value})
+        return Challenge(status, outcome, reason, {"www-authenticate": value}, scope or None)
 
     # -- the authorization server --------------------------------------------------------
 
-    async def _client(self, client_id: str) -> tuple[_Client | None, dict[str, Any]]:
+    def _foreign_issuer(self, client: _Client | None, server: int) -> str | None:
+        """The issuer of the other authorization server `client` registered with, if it
+        did (a client id is one server's: RFC 7591 issues it for that server alone)."""
+        if client is None or client.server is None or client.server == server:
+            return None
+        return self.issuer_of(client.server)
+
+    async def _client(
+        self, client_id: str, server: int = 0
+    ) -> tuple[_Client | None, dict[str, Any]]:
         known = self.clients.get(client_id)
+        foreign = self._foreign_issuer(known, server)
+        if foreign is not None:
+            return None, {"client_of_issuer": foreign}
         if known is not None or not self.settings.client_id_metadata_documents:
             return known, {}
         parts = urlsplit(client_id)
@@ -516,12 +622,12 @@ class AuthMock:
         self.clients[url] = client
         return client, details
 
-    async def _authorize(self, ex: Exchange) -> tuple[_Answer, dict[str, Any]]:
+    async def _authorize(self, ex: Exchange, server: int = 0) -> tuple[_Answer, dict[str, Any]]:
         params = dict(parse_qsl(ex.query, keep_blank_values=True))
         if ex.method == "POST":
             params.update(parse_qsl(ex.body.decode("utf-8", "replace"), keep_blank_values=True))
         details: dict[str, Any] = {"params": params}
-        client, found = await self._client(params.get("client_id", ""))
+        client, found = await self._client(params.get("client_id", ""), server)
         details.update(found)
         if client is None:
             # Never redirect to an unverified URI (RFC 6749 §4.1.2.1): answer here.
@@ -565,15 +671,18 @@ class AuthMock:
             )
             back["code"] = code
             details["code"] = code
+        # How the client came by its client_id: "pre" (pre-registered), "registered"
+        # (RFC 7591), "metadata-document".
+        details["client_source"] = client.source
         if "state" in params:
             back["state"] = params["state"]
         if self.settings.iss == "correct":
-            back["iss"] = self.issuer
+            back["iss"] = self.issuer_of(server)
         elif self.settings.iss == "wrong":
             back["iss"] = WRONG_ISSUER
         if "iss" in back:
             details["iss"] = back["iss"]
-            details["iss_mismatch"] = back["iss"] != self.issuer
+            details["iss_mismatch"] = back["iss"] != self.issuer_of(server)
         return _Answer(302, None, {"location": _with_query(redirect, back)}), details
 
     def _authorize_error(self, params: Mapping[str, str]) -> tuple[str, str] | None:
@@ -612,7 +721,7 @@ class AuthMock:
         return [s for s in scope.split() if s not in supported]
 
     def _authenticate(
-        self, ex: Exchange, form: Mapping[str, str]
+        self, ex: Exchange, form: Mapping[str, str], details: dict[str, Any], server: int
     ) -> tuple[_Client | None, str, str | None]:
         """The client of a token request: (client, method used, error text)."""
         header = ex.headers.get("authorization", "")
@@ -633,8 +742,14 @@ class AuthMock:
         else:
             client_id, secret, method = form.get("client_id", ""), None, "none"
         client = self.clients.get(client_id)
+        foreign = self._foreign_issuer(client, server)
+        if foreign is not None:
+            details["client_of_issuer"] = foreign
+            return None, method, f"client_id {client_id!r} is {foreign}'s"
         if client is None:
             return None, method, f"unknown client_id {client_id!r}"
+        # What the client registered with, for a check to compare with what it used.
+        details["registered_auth"] = client.method
         if method != client.method:
             return (
                 None,
@@ -645,7 +760,7 @@ class AuthMock:
             return None, method, "wrong client secret"
         return client, method, None
 
-    def _token(self, ex: Exchange) -> tuple[_Answer, dict[str, Any]]:
+    def _token(self, ex: Exchange, server: int = 0) -> tuple[_Answer, dict[str, Any]]:
         form = dict(parse_qsl(ex.body.decode("utf-8", "replace"), keep_blank_values=True))
         shown = {k: v for k, v in form.items() if k != "client_secret"}
         details: dict[str, Any] = {"params": shown}
@@ -653,7 +768,11 @@ class AuthMock:
             return self._token_error(
                 details, "invalid_request", "the body must be application/x-www-form-urlencoded"
             )
-        client, method, problem = self._authenticate(ex, form)
+        held = self.refresh_tokens.get(form.get("refresh_token", ""))
+        if held is not None and held.server != server:
+            # Recorded whatever comes of the request: one server's token sent to another.
+            details["refresh_token_issuer"] = self.issuer_of(held.server)
+        client, method, problem = self._authenticate(ex, form, details, server)
         details["client_auth"] = method
         if client is None:
             answer, details = self._token_error(details, "invalid_client", problem or "", 401)
@@ -662,9 +781,9 @@ class AuthMock:
             return answer, details
         grant = form.get("grant_type")
         if grant == "authorization_code":
-            return self._redeem(client, form, details)
+            return self._redeem(client, form, details, server)
         if grant == "refresh_token" and self.settings.refresh_tokens != "never":
-            return self._refresh(client, form, details)
+            return self._refresh(client, form, details, server)
         return self._token_error(details, "unsupported_grant_type", f"grant_type {grant!r}")
 
     @staticmethod
@@ -676,7 +795,7 @@ class AuthMock:
         return _Answer(status, body, {"cache-control": "no-store"}), details
 
     def _redeem(
-        self, client: _Client, form: Mapping[str, str], details: dict[str, Any]
+        self, client: _Client, form: Mapping[str, str], details: dict[str, Any], server: int
     ) -> tuple[_Answer, dict[str, Any]]:
         code = self.codes.get(form.get("code", ""))
         if code is None or code.used or code.client_id != client.client_id:
@@ -698,14 +817,25 @@ class AuthMock:
             problem = "resource differs from the authorization request's"
         if problem is not None:
             return self._token_error(details, "invalid_target", problem)
-        return self._issue(client, code.scope, resource, details)
+        return self._issue(client, code.scope, resource, details, server)
 
     def _refresh(
-        self, client: _Client, form: Mapping[str, str], details: dict[str, Any]
+        self, client: _Client, form: Mapping[str, str], details: dict[str, Any], server: int
     ) -> tuple[_Answer, dict[str, Any]]:
-        old = self.refresh_tokens.pop(form.get("refresh_token", ""), None)
+        presented = form.get("refresh_token", "")
+        held = self.refresh_tokens.get(presented)
+        if held is not None and held.server != server:
+            # Another authorization server's refresh token: refused, and left valid there.
+            return self._token_error(details, "invalid_grant", "another server's refresh token")
+        old = self.refresh_tokens.pop(presented, None)
+        if old is not None:
+            self.rotated_refresh_tokens.add(presented)
+            details["refresh_token"] = "current"
+        else:
+            rotated = presented in self.rotated_refresh_tokens
+            details["refresh_token"] = "rotated" if rotated else "unknown"
         if old is None or old.client_id != client.client_id:
-            return self._token_error(details, "invalid_grant", "unknown refresh token")
+            return self._token_error(details, "invalid_grant", "unknown or rotated refresh token")
         scope = form.get("scope")
         if scope is not None and not set(scope.split()) <= old.scope:
             return self._token_error(details, "invalid_scope", "more scope than first granted")
@@ -714,14 +844,19 @@ class AuthMock:
         if problem is not None:
             return self._token_error(details, "invalid_target", problem)
         granted = scope if scope is not None else " ".join(sorted(old.scope))
-        return self._issue(client, granted, resource, details)
+        return self._issue(client, granted, resource, details, server)
 
     def _issue(
-        self, client: _Client, scope: str, resource: str | None, details: dict[str, Any]
+        self,
+        client: _Client,
+        scope: str,
+        resource: str | None,
+        details: dict[str, Any],
+        server: int,
     ) -> tuple[_Answer, dict[str, Any]]:
         scopes = frozenset(scope.split())
         token = secrets.token_urlsafe(32)
-        self.tokens[token] = _Token(client.client_id, scopes, resource)
+        self.tokens[token] = _Token(client.client_id, scopes, resource, server)
         body: dict[str, Any] = {
             "access_token": token,
             "token_type": "Bearer",
@@ -732,7 +867,7 @@ class AuthMock:
         mode = self.settings.refresh_tokens
         if mode == "always" or (mode == "offline_access" and "offline_access" in scopes):
             refresh = secrets.token_urlsafe(32)
-            self.refresh_tokens[refresh] = _Token(client.client_id, scopes, resource)
+            self.refresh_tokens[refresh] = _Token(client.client_id, scopes, resource, server)
             body["refresh_token"] = refresh
         details["issued"] = {
             "scope": scope,
@@ -741,7 +876,7 @@ class AuthMock:
         }
         return _Answer(200, body, {"cache-control": "no-store", "pragma": "no-cache"}), details
 
-    def _register(self, ex: Exchange) -> tuple[_Answer, dict[str, Any]]:
+    def _register(self, ex: Exchange, server: int = 0) -> tuple[_Answer, dict[str, Any]]:
         details: dict[str, Any] = {}
         try:
             meta = json.loads(ex.body.decode("utf-8"))
@@ -782,7 +917,9 @@ class AuthMock:
             )
         client_id = f"client-{secrets.token_hex(8)}"
         secret = None if method == "none" else secrets.token_urlsafe(24)
-        self.clients[client_id] = _Client(client_id, secret, str(method), tuple(uris), "registered")
+        self.clients[client_id] = _Client(
+            client_id, secret, str(method), tuple(uris), "registered", server
+        )
         body: dict[str, Any] = {
             **meta,
             "client_id": client_id,

@@ -62,6 +62,9 @@ class AuthSettings:
     challenge_scope: str | None = None
     step_up: StepUp | None = None
     token_uses: int | None = None
+    # After this many MCP requests served, the resource trusts a second authorization
+    # server only (its metadata names it; the first's tokens get 401 invalid_token).
+    migrate_after: int | None = None
     # The authorization server.
     tenant: str = ""
     metadata: tuple[str, ...] = ("oauth",)
@@ -109,6 +112,7 @@ def auth_settings(raw: Mapping[str, Any]) -> AuthSettings:
         if step is None
         else StepUp(tuple(step["tools"]), str(step["scope"]), bool(step.get("always", False))),
         token_uses=raw.get("token_uses"),
+        migrate_after=raw.get("migrate_after"),
         tenant=str(server.get("tenant", "")).rstrip("/"),
         metadata=tuple(server.get("metadata", defaults.metadata)),
         scopes_supported=_strings(server.get("scopes_supported")),

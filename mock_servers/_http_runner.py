@@ -294,7 +294,8 @@ class _Runner:
 
     @property
     def auth_url(self) -> str:
-        """The authorization server's issuer ("" when the script has no `auth`)."""
+        """The issuer of the authorization server the resource names now ("" when the
+        script has no `auth`; the second one's after a `migrate_after` move)."""
         return "" if self.mock.auth is None else self.mock.auth.issuer
 
     def _listen(self, on_started: Callable[[], None]) -> tuple[_Uvicorn, list[socket.socket]]:

@@ -281,6 +281,7 @@ def test_resource_metadata_conforms_to_rfc9728_at_every_location() -> None:
             assert doc["resource"] == server.url  # §3.3: the resource the client asked about
             assert doc["authorization_servers"] == [server.auth_url]
             assert doc["scopes_supported"] == ["mcp:read"]
+            assert _auth_entries(server)[-1]["scopes_supported"] == ["mcp:read"]  # recorded
             assert doc["bearer_methods_supported"] == ["header"]
             # §2: each authorization server is an issuer whose metadata is served
             meta = http.get(_well_known_inserted(server.auth_url, "oauth-authorization-server"))
@@ -426,9 +427,12 @@ def test_token_endpoint_client_authentication(method: str) -> None:
         refused = flow.token(form, auth=other)
         assert refused.status_code == 401
         assert refused.json()["error"] == "invalid_client"
+        entry = _auth_entries(server, endpoint="token")[-1]
+        # The refusal records what the client used and what it registered with.
+        assert (entry["client_auth"], entry["registered_auth"]) == (other, method)
         assert flow.token(form, auth=method).status_code == 200
         entry = _auth_entries(server, endpoint="token")[-1]
-        assert entry["client_auth"] == method
+        assert entry["client_auth"] == entry["registered_auth"] == method
         assert "client_secret" not in entry["params"]
 
 
@@ -450,6 +454,7 @@ def test_pre_registered_clients() -> None:
         assert "registration_endpoint" not in flow.meta
         flow.client_id, flow.secret = "pre-1", "s3cret"
         code = flow.authorize(redirect_uri="http://127.0.0.1:9/callback")["code"]  # any port
+        assert _auth_entries(server, endpoint="authorize")[-1]["client_source"] == "pre"
         form = {
             "grant_type": "authorization_code",
             "code": code,
@@ -509,6 +514,7 @@ def test_scope_from_the_challenge_and_scopes_supported() -> None:
         flow = _Flow(server, http)
         first = http.post(server.url, json=INITIALIZE, headers=ACCEPT)
         assert _challenge_params(first.headers["www-authenticate"])["scope"] == "mcp:read"
+        assert _auth_entries(server, endpoint="mcp")[-1]["challenge_scope"] == "mcp:read"
         flow.discover()
         assert flow.meta["scopes_supported"] == ["mcp:read", "mcp:write"]
         flow.register()
@@ -589,9 +595,13 @@ def test_refresh_tokens_and_token_expiry() -> None:
         )
         assert fresh.status_code == 200
         assert fresh.json()["refresh_token"] != token["refresh_token"]
-        # Rotated: the old refresh token is spent.
+        # Rotated: the old refresh token is spent, and presenting it again is recorded so.
         again = flow.token({"grant_type": "refresh_token", "refresh_token": token["refresh_token"]})
         assert again.json()["error"] == "invalid_grant"
+        states = [e.get("refresh_token") for e in _auth_entries(server, endpoint="token")]
+        assert states == [None, "current", "rotated"]
+        flow.token({"grant_type": "refresh_token", "refresh_token": "never-issued"})
+        assert _auth_entries(server, endpoint="token")[-1]["refresh_token"] == "unknown"
 
 
 def test_refresh_tokens_only_with_offline_access() -> None:
@@ -643,13 +653,8 @@ def test_the_2025_03_26_arrangement(metadata: bool) -> None:
         origin = server.base_url
         assert http.get(origin + "/.well-known/oauth-protected-resource/mcp").status_code == 404
         answer = http.get(origin + "/.well-known/oauth-authorization-server")
-        if metadata:
-            # The issuer is the MCP server's origin, exactly as the URL was formed from it.
-            _check_server_metadata(answer.json(), origin, oidc=False)
-        else:
-            assert answer.status_code == 404
         flow = _Flow(server, http)
-        flow.meta = {
+        defaults = {
             name: origin + path
             for name, path in (
                 ("authorization_endpoint", "/authorize"),
@@ -657,6 +662,19 @@ def test_the_2025_03_26_arrangement(metadata: bool) -> None:
                 ("registration_endpoint", "/register"),
             )
         }
+        lookup = _auth_entries(server, endpoint="server-metadata")[-1]
+        assert (lookup["server"], lookup["status"]) == ("authorization", answer.status_code)
+        if metadata:
+            # The issuer is the MCP server's origin, exactly as the URL was formed from it.
+            _check_server_metadata(answer.json(), origin, oidc=False)
+            flow.meta = answer.json()
+            # Its endpoints are not the defaults, which answer 404 and are recorded.
+            assert not set(defaults.values()) & {flow.meta[name] for name in defaults}
+            assert http.post(defaults["registration_endpoint"], json={}).status_code == 404
+            assert _auth_entries(server)[-1]["endpoint"] == "default-endpoint"
+        else:
+            assert answer.status_code == 404
+            flow.meta = defaults
         flow.register()
         token = flow.redeem(flow.authorize()["code"]).json()["access_token"]
         assert flow.mcp(token).status_code == 200
@@ -776,3 +794,43 @@ def test_a_client_id_metadata_document_is_fetched_and_checked() -> None:
             )
             assert answer.status_code == 400
             assert _auth_entries(server, endpoint="authorize")[-1]["metadata_document_error"]
+
+
+def test_a_resource_that_moves_to_another_authorization_server() -> None:
+    with _served({"migrate_after": 1}) as (server, http):
+        first = _Flow(server, http)
+        old = first.access_token()
+        former = first.meta["issuer"]
+        assert first.mcp(old["access_token"]).status_code == 200  # the one request served
+        # Moved: the first server's token is refused, the metadata names the second.
+        refused = first.mcp(old["access_token"])
+        assert refused.status_code == 401
+        assert _challenge_params(refused.headers["www-authenticate"])["error"] == "invalid_token"
+        moved = _auth_entries(server, endpoint="migration")
+        assert [(e["former_issuer"], e["issuer"]) for e in moved] == [(former, former + "/as2")]
+        second = _Flow(server, http)
+        prm = second.discover()
+        assert prm["authorization_servers"] == [former + "/as2"]
+        # The second server's metadata is its own (RFC 8414 §3.3: its issuer, its endpoints).
+        _check_server_metadata(second.meta, former + "/as2", oidc=False)
+        assert second.meta["token_endpoint"] != first.meta["token_endpoint"]
+        # The first server's client id and refresh token are not the second's, and the
+        # attempt is recorded.
+        second.client_id = first.client_id
+        crossed = second.token(
+            {"grant_type": "refresh_token", "refresh_token": old["refresh_token"]}
+        )
+        assert crossed.status_code == 401
+        entry = _auth_entries(server, endpoint="token")[-1]
+        assert entry["refresh_token_issuer"] == former
+        assert entry["client_of_issuer"] == former
+        assert entry["issuer"] == former + "/as2"
+        second.register()
+        new = second.redeem(second.authorize()["code"]).json()["access_token"]
+        assert second.mcp(new).status_code == 200
+        assert _auth_entries(server, endpoint="mcp")[-1]["token_issuer"] == former + "/as2"
+        # And the first server's refresh token still works there (it was never spent).
+        first_again = first.token(
+            {"grant_type": "refresh_token", "refresh_token": old["refresh_token"]}
+        )
+        assert first_again.status_code == 200

@@ -9,6 +9,7 @@ from pathlib import Path
 from harness._catalogue import CATALOGUE
 from harness.suite import SCENARIOS
 from harness.suite._coverage import render, uncovered
+from harness.suite._official_auth import OFFICIAL_AUTH_CHECKS, RUNNER_VERSIONS
 from harness.suite._requirements import REQUIREMENTS
 
 REPO = Path(__file__).resolve().parents[1]
@@ -45,3 +46,17 @@ def test_coverage_document_is_up_to_date() -> None:
 
 def test_every_requirement_has_a_check_or_a_reason() -> None:
     assert uncovered() == []
+
+
+def test_the_official_auth_table_names_only_checks_that_are_judged() -> None:
+    used = {check_id for scenario in SCENARIOS for check_id in scenario.checks}
+    named = {c for row in OFFICIAL_AUTH_CHECKS for c in row.ours}
+    assert sorted(named - set(CATALOGUE)) == []
+    assert sorted(named - used) == []
+
+
+def test_the_official_auth_table_lists_each_id_once_with_a_reason_when_unmapped() -> None:
+    ids = [row.id for row in OFFICIAL_AUTH_CHECKS]
+    assert sorted({i for i in ids if ids.count(i) > 1}) == []
+    assert [row.id for row in OFFICIAL_AUTH_CHECKS if not row.ours and not row.note] == []
+    assert all(set(row.versions) <= set(RUNNER_VERSIONS) for row in OFFICIAL_AUTH_CHECKS)

@@ -29,6 +29,7 @@ import anyio
 import pytest
 
 from harness.clients import (
+    Authorization,
     ClientError,
     ClientEvent,
     ConnectOptions,
@@ -38,7 +39,7 @@ from harness.clients import (
 from harness.clients._contract import Target
 from harness.clients._driver import DriverClient
 from mock_servers._fixtures import fixtures_root
-from mock_servers._script import load_script
+from mock_servers._script import load_script, parse_script
 from mock_servers._stdio import stdio_command
 from mock_servers._transcript import read_transcript
 from mock_servers.http import HttpMockServer
@@ -156,6 +157,48 @@ async def test_python_driver_end_to_end(transport: str, tmp_path: Path) -> None:
         assert client.name == "mcp-testbench-reference"
     assert_wire(tmp_path)
     assert "a reply for no pending command" not in client.diagnostics
+
+
+def _auth_script(auth: dict[str, Any]) -> Any:
+    script = json.loads((fixtures_root() / "auth" / "code-flow.json").read_text("utf-8"))
+    return parse_script({**script, "auth": auth})
+
+
+@pytest.mark.parametrize("pre_registered", [False, True], ids=["registers", "pre-registered"])
+async def test_python_driver_authorizes_headless(pre_registered: bool) -> None:
+    """The connect command's `authorization` reaches the client: it registers under the
+    name and redirect URI given, or uses the pre-registered credentials given."""
+    redirect = "http://127.0.0.1:45999/driver-callback"
+    auth: dict[str, Any] = {}
+    given = Authorization(client_name="driver under test", redirect_uri=redirect)
+    if pre_registered:
+        auth = {
+            "authorization_server": {"registration": False},
+            "clients": [{"client_id": "pre-1", "client_secret": "s3", "redirect_uris": [redirect]}],
+        }
+        given = Authorization("driver under test", redirect, "pre-1", "s3")
+    async with driven([sys.executable, str(PYTHON_DRIVER)]) as client:
+        with HttpMockServer(_auth_script(auth), revision=REVISION) as server:
+            with anyio.fail_after(BOUND):
+                options = ConnectOptions(protocol_version=REVISION, timeout=10, authorization=given)
+                await client.connect(HttpTarget(server.url), options)
+                assert "auth" in client.supports
+                result = await client.call_tool("write", {})
+                await client.close()
+            entries = list(server.transcript.of_kind("auth"))
+    assert result["content"][0]["text"] == "written"
+    registrations = [e for e in entries if e["endpoint"] == "register"]
+    authorize = next(e for e in entries if e["endpoint"] == "authorize")
+    token = next(e for e in entries if e["endpoint"] == "token")
+    assert authorize["params"]["redirect_uri"] == redirect
+    if pre_registered:
+        assert registrations == []
+        assert authorize["params"]["client_id"] == "pre-1"
+        assert token["client_auth"] == token["registered_auth"] == "client_secret_basic"
+    else:
+        [registration] = registrations
+        assert registration["metadata"]["client_name"] == "driver under test"
+        assert registration["metadata"]["redirect_uris"] == [redirect]
 
 
 async def cancel_hanging_call(client: DriverClient, tmp_path: Path) -> None:
@@ -529,6 +572,19 @@ async def test_operations_of_protocol_1_1_are_sent_as_documented(tmp_path: Path)
     assert [dict(e.params) for e in subscription] == [
         {"state": "acknowledged", "notifications": {"toolsListChanged": True}}
     ]
+
+
+async def test_authorization_goes_only_to_a_driver_that_declares_auth(tmp_path: Path) -> None:
+    argv = write_script(tmp_path, "echo_driver.py", ECHO_DRIVER)
+    given = Authorization("someone", "http://127.0.0.1:1/cb")
+    async with driven(argv) as client:
+        with anyio.fail_after(BOUND):
+            connect = await client.connect(
+                NO_TARGET, ConnectOptions(timeout=5, authorization=given)
+            )
+            await client.close()
+    assert "auth" not in client.supports
+    assert "authorization" not in connect
 
 
 async def test_a_v1_hello_offers_no_reuse(fake_driver: Callable[..., list[str]]) -> None:

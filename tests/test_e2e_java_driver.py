@@ -125,7 +125,7 @@ SMALL_JAVA = (
     *NO_SAMPLING_TOOLS,
     *NO_ERA_PROBE,
     *R3,
-    *NO_AUTH_DECLARED,  # A1: the driver protocol has no authorization option yet
+    *NO_AUTH_DECLARED,  # A1: the Java kit does not implement headless authorization
     # It speaks neither 2026-07-28 nor the HTTP+SSE transport, and has no tasks (driver
     # protocol 1.1 "tasks"): its hello says so.
     Pin("SKIP", ANY, MODERN),

@@ -179,11 +179,17 @@ URL_MODE_DECLARED = (Pin("SKIP", "features.elicitation-undeclared-mode", ("2025-
 NO_SAMPLING_TOOLS = (Pin("SKIP", "features.sampling-tool-history-checked", ("2025-11-25",)),)
 
 
-# A1: the client contract has no authorization option yet, so no real client declares
-# "auth": every item of the authorization scenarios is a SKIP (docs/findings.md,
-# "Authorization").
+# A1: no real client's adapter or driver implements the contract's authorization option
+# yet, so none declares "auth": every item of the authorization scenarios is a SKIP
+# (docs/findings.md, "Authorization").
 NO_AUTH_DECLARED = tuple(
-    Pin("SKIP", ANY, ("2025-06-18", "2025-11-25", "2026-07-28"), ("http",), scenario=s.id)
+    Pin(
+        "SKIP",
+        ANY,
+        ("2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"),
+        ("http",),
+        scenario=s.id,
+    )
     for s in AUTH_SCENARIOS
 )
 

@@ -83,6 +83,9 @@ async def _run(auth: Mapping[str, Any], revision: str = REVISION) -> tuple[Any, 
         {"token_uses": 2},
         {"legacy_2025_03_26": {}},
         {"legacy_2025_03_26": {"metadata": False}},
+        {"authorization_server": {"token_endpoint_auth_methods": ["client_secret_basic"]}},
+        {"authorization_server": {"token_endpoint_auth_methods": ["client_secret_post"]}},
+        {"migrate_after": 1},
     ],
     ids=[
         "default",
@@ -96,6 +99,9 @@ async def _run(auth: Mapping[str, Any], revision: str = REVISION) -> tuple[Any, 
         "refresh",
         "legacy-metadata",
         "legacy-default-endpoints",
+        "secret-basic-only",
+        "secret-post-only",
+        "authorization-server-moved",
     ],
 )
 async def test_a_correct_client_gets_through_every_conformant_variant(
@@ -118,6 +124,18 @@ async def test_a_correct_client_gets_through_every_conformant_variant(
         assert authorize["params"]["resource"].endswith("/mcp")
     if "challenge_scope" in auth:
         assert authorize["params"]["scope"] == "mcp:read"
+    methods = auth.get("authorization_server", {}).get("token_endpoint_auth_methods")
+    if methods:
+        # Registered for the one method the server has, and authenticated that way.
+        assert all(e["registered_auth"] == e["client_auth"] == methods[0] for e in tokens)
+    if "migrate_after" in auth:
+        # A token of each server, each redeemed at its own; the last request uses the new one.
+        assert [e["issuer"] for e in tokens] == [
+            e["issuer"] for e in entries if e["endpoint"] == "authorize"
+        ]
+        assert len({e["issuer"] for e in tokens}) == 2
+        mcp = [e for e in entries if e["endpoint"] == "mcp"]
+        assert mcp[-1]["token_issuer"] == tokens[-1]["issuer"]
     if "token_uses" in auth:
         assert [e["params"]["grant_type"] for e in tokens] == [
             "authorization_code",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from harness.clients._contract import (
     FEATURES,
+    Authorization,
     ClientError,
     ClientEvent,
     ConnectOptions,
@@ -18,6 +19,7 @@ from harness.clients._reference import ReferenceClient
 
 __all__ = [
     "FEATURES",
+    "Authorization",
     "ClientError",
     "ClientEvent",
     "ConnectOptions",

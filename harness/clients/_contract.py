@@ -16,6 +16,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 __all__ = [
     "FEATURES",
     "OPERATIONS",
+    "Authorization",
     "ClientError",
     "ClientEvent",
     "ConnectOptions",
@@ -30,7 +31,8 @@ __all__ = [
 ]
 
 #: Feature names a client may declare in `supports` (driver protocol v1), besides the
-#: revisions it speaks ("2024-11-05" ... "2026-07-28").
+#: revisions it speaks ("2024-11-05" ... "2026-07-28"). `auth`: it completes an OAuth 2.1
+#: authorization headless with `ConnectOptions.authorization` (driver protocol 1.1).
 FEATURES = frozenset(
     {
         "stdio",
@@ -46,6 +48,7 @@ FEATURES = frozenset(
         "cancel",
         "progress",
         "logging",
+        "auth",
     }
 )
 
@@ -148,6 +151,27 @@ class ClientEvent:
 
 
 @dataclass(frozen=True)
+class Authorization:
+    """What a client needs to authorize with an MCP server's authorization server
+    without a user (docs/driver-protocol.md, "Headless authorization").
+
+    The browser step is done headless: the authorization endpoint of the harness's mock
+    approves at once with a redirect to `redirect_uri`, so the client (or its driver)
+    fetches the authorization URL without following the redirect and reads the code,
+    state and iss from its `Location`. Nothing needs to listen at `redirect_uri`.
+    """
+
+    client_name: str
+    """The client_name to register with (RFC 7591)."""
+    redirect_uri: str
+    """The redirect URI to register and to send in the authorization request."""
+    client_id: str | None = None
+    """Pre-registered credentials: use these instead of registering (None: register)."""
+    client_secret: str | None = None
+    """The pre-registered client's secret (None: a public client)."""
+
+
+@dataclass(frozen=True)
 class ConnectOptions:
     protocol_version: str | None = None
     """The revision the client should prefer (None: its own choice)."""
@@ -155,6 +179,8 @@ class ConnectOptions:
     timeout: float = 10.0
     """Seconds the client may take for connecting and for each request."""
     on_event: Callable[[ClientEvent], None] | None = None
+    authorization: Authorization | None = None
+    """Given to a client that declares `auth` when the server is behind OAuth 2.1."""
 
 
 @runtime_checkable

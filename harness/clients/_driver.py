@@ -24,6 +24,7 @@ from collections.abc import Coroutine, Mapping, Sequence
 from typing import Any, TypeVar
 
 from harness.clients._contract import (
+    Authorization,
     ClientError,
     ClientEvent,
     ConnectOptions,
@@ -294,6 +295,10 @@ class DriverClient:
         }
         if handlers:
             fields["handlers"] = handlers
+        if options.authorization is not None:
+            await self.prepare()  # the hello says whether the driver takes `authorization`
+            if "auth" in self.supports:
+                fields["authorization"] = _authorization(options.authorization)
         return _object(await self._command("connect", fields, self._timeout()))
 
     async def list_tools(self) -> dict[str, Any]:
@@ -434,6 +439,18 @@ class DriverClient:
             for task in self._tasks:
                 task.cancel()
             await asyncio.gather(*self._tasks, return_exceptions=True)
+
+
+def _authorization(authorization: Authorization) -> dict[str, Any]:
+    """The connect command's `authorization` (docs/driver-protocol.md, "Headless
+    authorization"): camelCase, absent members left out."""
+    fields = {
+        "clientName": authorization.client_name,
+        "redirectUri": authorization.redirect_uri,
+        "clientId": authorization.client_id,
+        "clientSecret": authorization.client_secret,
+    }
+    return {key: value for key, value in fields.items() if value is not None}
 
 
 def _transport(target: Target) -> dict[str, Any]:

@@ -12,13 +12,19 @@
    the default endpoints `/authorize`, `/token`, `/register`;
 3. PKCE with S256, and no flow at all when the server does not advertise S256 in
    `code_challenge_methods_supported`;
-4. dynamic client registration (RFC 7591) as a public native client;
+4. the pre-registered credentials of the connect options (`Authorization`), else
+   dynamic client registration (RFC 7591) as a public native client, or with a client
+   secret when the server does not allow public clients; at the token endpoint the
+   authentication method the registration answered with;
 5. the authorization request with `resource` (RFC 8707) and the scope of the challenge,
    else the resource's `scopes_supported`, else none; the browser step done headless
    (the authorization URL fetched without following its redirect, the code read from
    the `Location`); `state` and `iss` (RFC 9207) checked before the code is redeemed;
 6. the token request, then the token in the `Authorization` header only;
-7. on 401 `invalid_token`: the refresh token first, then a new authorization; on 403
+7. on 401 `invalid_token`: when the resource metadata now names another authorization
+   server, everything of the former one is dropped (its client id and tokens never go
+   to the new one, nor its tokens to the MCP server) and the flow starts again there;
+   else the refresh token first, then a new authorization; on 403
    `insufficient_scope`: a new authorization with the scope the challenge names, once per
    scope (bounded by the caller: `MAX_CHALLENGES` in a row per request).
 
@@ -36,13 +42,15 @@ from urllib.parse import parse_qs, urlsplit, urlunsplit
 
 import httpx
 
-from harness.clients._contract import ClientError
+from harness.clients._contract import Authorization, ClientError
 
 __all__ = ["MAX_CHALLENGES", "REDIRECT_URI", "OAuthSession", "parse_challenge"]
 
 # Nothing listens there: the client reads the code from the redirect, never follows it.
 REDIRECT_URI = "http://127.0.0.1:33418/callback"
 CLIENT_NAME = "mcp-testbench reference client"
+# Without ConnectOptions.authorization (the reference client used on its own).
+_DEFAULT_AUTHORIZATION = Authorization(client_name=CLIENT_NAME, redirect_uri=REDIRECT_URI)
 MAX_CHALLENGES = 3  # 401/403 answers in a row for one request before giving up
 
 
@@ -94,9 +102,15 @@ def _refuse(text: str) -> ClientError:
 class OAuthSession:
     """The authorization state of one connection to `server_url`."""
 
-    def __init__(self, client: httpx.AsyncClient, server_url: str) -> None:
+    def __init__(
+        self,
+        client: httpx.AsyncClient,
+        server_url: str,
+        authorization: Authorization | None = None,
+    ) -> None:
         self._http = client
         self.server_url = server_url
+        self._given = authorization or _DEFAULT_AUTHORIZATION
         self.access_token: str | None = None
         self._refresh_token: str | None = None
         self._meta: dict[str, Any] = {}
@@ -125,13 +139,34 @@ class OAuthSession:
             return
         if status != 401:
             raise ClientError("transport", f"HTTP {status}")
-        if (
+        if self.access_token is not None and await self._server_changed(params):
+            self._forget_server()
+        elif (
             self.access_token is not None
             and self._refresh_token is not None
             and await self._refresh()
         ):
             return
         await self._authorize(params, scope=params.get("scope"))
+
+    async def _server_changed(self, params: Mapping[str, str]) -> bool:
+        """After a 401 to a token: whether the resource metadata now names another
+        authorization server than the one the token came from."""
+        if self._resource is None:
+            return False  # 2025-03-26: the MCP server's origin is its authorization server
+        prm = await self._resource_metadata(params)
+        servers = (prm or {}).get("authorization_servers")
+        if not isinstance(servers, list) or not servers:
+            return False
+        return bool(servers[0] != self._meta.get("issuer"))
+
+    def _forget_server(self) -> None:
+        """Drop everything the former authorization server gave: its metadata, the
+        client id it registered, its tokens (none of them goes to another server)."""
+        self._meta = {}
+        self._client_id = self._client_secret = None
+        self._auth_method = "none"
+        self.access_token = self._refresh_token = None
 
     # -- discovery -----------------------------------------------------------------------
 
@@ -193,6 +228,19 @@ class OAuthSession:
                 return doc
         return None
 
+    def default_endpoints(self) -> dict[str, Any]:
+        """2025-03-26, a server without metadata: the default endpoints at the root of
+        the MCP server's origin (its path discarded)."""
+        parts = urlsplit(self.server_url)
+        origin = f"{parts.scheme}://{parts.netloc}"
+        return {
+            "issuer": origin,
+            "authorization_endpoint": origin + "/authorize",
+            "token_endpoint": origin + "/token",
+            "registration_endpoint": origin + "/register",
+            "code_challenge_methods_supported": ["S256"],
+        }
+
     async def _discover(self, params: Mapping[str, str]) -> None:
         prm = await self._resource_metadata(params)
         if prm is None:
@@ -200,13 +248,7 @@ class OAuthSession:
             parts = urlsplit(self.server_url)
             origin = f"{parts.scheme}://{parts.netloc}"
             meta = await self._server_metadata(origin)
-            self._meta = meta or {
-                "issuer": origin,
-                "authorization_endpoint": origin + "/authorize",
-                "token_endpoint": origin + "/token",
-                "registration_endpoint": origin + "/register",
-                "code_challenge_methods_supported": ["S256"],
-            }
+            self._meta = meta or self.default_endpoints()
             self._resource = None
             return
         resource = prm.get("resource")
@@ -231,7 +273,10 @@ class OAuthSession:
         if not self.pkce_advertised():
             raise _refuse("the authorization server does not advertise PKCE S256")
         if self._client_id is None:
-            await self._register()
+            if self._given.client_id is not None:
+                self._pre_registered()
+            else:
+                await self._register()
         if scope is None and self._scopes_supported:
             scope = " ".join(self._scopes_supported)
         verifier = secrets.token_urlsafe(48)
@@ -240,7 +285,7 @@ class OAuthSession:
         query = {
             "response_type": "code",
             "client_id": self._client_id or "",
-            "redirect_uri": REDIRECT_URI,
+            "redirect_uri": self._given.redirect_uri,
             "code_challenge": challenge.rstrip(b"=").decode(),
             "code_challenge_method": "S256",
             "state": state,
@@ -253,7 +298,7 @@ class OAuthSession:
         form = {
             "grant_type": "authorization_code",
             "code": code,
-            "redirect_uri": REDIRECT_URI,
+            "redirect_uri": self._given.redirect_uri,
             "code_verifier": verifier,
         }
         await self._token(form)
@@ -297,17 +342,41 @@ class OAuthSession:
             raise _refuse("the authorization response has no code")
         return str(back["code"])
 
+    def _pre_registered(self) -> None:
+        """The credentials given with the connect options, instead of a registration: a
+        secret goes in the Authorization header (client_secret_basic, what RFC 6749 §2.3.1
+        makes every server accept), no secret makes a public client."""
+        self._client_id = self._given.client_id
+        self._client_secret = self._given.client_secret
+        self._auth_method = "none" if self._client_secret is None else "client_secret_basic"
+
+    def token_auth_method(self) -> str:
+        """How to authenticate at the token endpoint: as a public client (`none`) when
+        the server allows it, else the first secret-based method it supports (RFC 8414
+        token_endpoint_auth_methods_supported; without the member, a public client)."""
+        supported = self._meta.get("token_endpoint_auth_methods_supported")
+        if not isinstance(supported, list):
+            return "none"
+        for method in ("none", "client_secret_basic", "client_secret_post"):
+            if method in supported:
+                return method
+        raise _refuse(f"no token endpoint authentication method this client has: {supported}")
+
+    def registration_metadata(self) -> dict[str, Any]:
+        """The client metadata sent to the registration endpoint (RFC 7591 §2)."""
+        return {
+            "client_name": self._given.client_name,
+            "redirect_uris": [self._given.redirect_uri],
+            "grant_types": ["authorization_code", "refresh_token"],
+            "response_types": ["code"],
+            "token_endpoint_auth_method": self.token_auth_method(),
+        }
+
     async def _register(self) -> None:
         endpoint = self._meta.get("registration_endpoint")
         if not isinstance(endpoint, str):
             raise _refuse("no registration endpoint, and no client credentials were given")
-        body = {
-            "client_name": CLIENT_NAME,
-            "redirect_uris": [REDIRECT_URI],
-            "grant_types": ["authorization_code", "refresh_token"],
-            "response_types": ["code"],
-            "token_endpoint_auth_method": "none",
-        }
+        body = self.registration_metadata()
         try:
             response = await self._http.post(endpoint, json=body)
             answer = response.json()
@@ -318,7 +387,11 @@ class OAuthSession:
         self._client_id = str(answer.get("client_id", ""))
         secret = answer.get("client_secret")
         self._client_secret = secret if isinstance(secret, str) else None
-        self._auth_method = str(answer.get("token_endpoint_auth_method", "none"))
+        # The server may register another method than asked (RFC 7591 §3.2.1): its
+        # answer is what the token endpoint expects.
+        self._auth_method = str(
+            answer.get("token_endpoint_auth_method", body["token_endpoint_auth_method"])
+        )
 
     async def _token(self, form: dict[str, str]) -> bool:
         """Redeem `form` at the token endpoint; False when the server refused it."""

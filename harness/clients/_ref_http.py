@@ -16,7 +16,7 @@ from typing import Any
 import anyio
 import httpx
 
-from harness.clients._contract import ClientError
+from harness.clients._contract import Authorization, ClientError
 from harness.clients._ref_auth import MAX_CHALLENGES, OAuthSession
 from harness.clients._ref_base import (
     BackgroundTasks,
@@ -64,6 +64,7 @@ class HttpTransport:
         headers: Mapping[str, str],
         sink: Sink,
         tasks: BackgroundTasks,
+        authorization: Authorization | None = None,
     ) -> None:
         self._client = client
         self._url = url
@@ -77,7 +78,7 @@ class HttpTransport:
         """The negotiated revision, sent on every request after initialize (HT-11)."""
         self._streams: dict[RequestId, anyio.CancelScope] = {}
         self._listener: anyio.CancelScope | None = None
-        self.auth = self.auth_session(client, url)
+        self.auth = self.auth_session(client, url, authorization)
         """Answers the server's 401/403 challenges; its token goes on every request."""
 
     def post_url(self) -> str:

@@ -208,8 +208,8 @@ class ReferenceClient:
 
     @property
     def supports(self) -> frozenset[str]:
-        # "auth": OAuth 2.1 over HTTP (_ref_auth.py); not in the contract's FEATURES yet.
-        return FEATURES | OPERATIONS | {"auth"} | frozenset(REVISIONS)
+        # "auth": OAuth 2.1 over HTTP (_ref_auth.py), headless.
+        return FEATURES | OPERATIONS | frozenset(REVISIONS)
 
     # Connecting ---------------------------------------------------------------------
 
@@ -241,7 +241,12 @@ class ReferenceClient:
                 await self._open_sse_legacy(target)
             else:
                 self._transport = self._http_transport(
-                    self._http, target.url, target.headers, self._sink, self._tasks
+                    self._http,
+                    target.url,
+                    target.headers,
+                    self._sink,
+                    self._tasks,
+                    authorization=self._options.authorization,
                 )
         if forced is not None and is_stateless(forced):
             await self._discover(probing=False)

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from harness._catalogue import CATALOGUE
 from harness.suite import SCENARIOS
+from harness.suite._official_auth import OFFICIAL_AUTH_CHECKS, RUNNER_VERSIONS
 from harness.suite._requirements import REQUIREMENTS
 
 __all__ = ["checks_by_requirement", "render", "uncovered"]
@@ -73,7 +74,37 @@ def render() -> str:
         f"{len(partly)} partly judged, {len(unobservable)} not observable by a mock server"
         + (f", {len(missing)} not covered yet." if missing else "."),
     ]
-    return "\n".join(lines) + "\n"
+    return "\n".join([*lines, "", *_official_auth_table()]) + "\n"
+
+
+def _official_auth_table() -> list[str]:
+    """The official runner's scored client authorization checks, each to ours."""
+    lines = [
+        "## The official runner's client authorization checks",
+        "",
+        "Every check id the official conformance runner scores in its client `auth/*` "
+        f"scenarios ({' and '.join(RUNNER_VERSIONS)}), with the checks of ours that judge "
+        "the same rule, or why none does (harness/suite/_official_auth.py).",
+        "",
+        "| their check id | scored by | ours | note |",
+        "|---|---|---|---|",
+    ]
+    for row in OFFICIAL_AUTH_CHECKS:
+        versions = "both" if row.versions == RUNNER_VERSIONS else ", ".join(row.versions)
+        ours = ", ".join(f"`{c}`" for c in row.ours) or "none"
+        lines.append(f"| `{row.id}` | {versions} | {ours} | {row.note} |")
+    mapped = [row for row in OFFICIAL_AUTH_CHECKS if row.ours]
+    named = {c for row in OFFICIAL_AUTH_CHECKS for c in row.ours}
+    beyond = sorted(c for c in CATALOGUE if c.startswith("auth.") and c not in named)
+    lines += [
+        "",
+        f"Of {len(OFFICIAL_AUTH_CHECKS)} scored ids: {len(mapped)} judged by checks of "
+        f"ours, {len(OFFICIAL_AUTH_CHECKS) - len(mapped)} with the reason why not. "
+        "Checks of ours with no counterpart in the runner: "
+        + (", ".join(f"`{c}`" for c in beyond) or "none")
+        + ".",
+    ]
+    return lines
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -248,6 +248,41 @@ REQUIREMENTS: dict[str, Requirement] = {
             "AUTH-iss", "the iss of the authorization response checked (RFC 9207)", STATELESS
         ),
         Requirement(
+            "AUTH-scope",
+            "the first authorization asks for the 401's scope, else the resource's "
+            "scopes_supported, else no scope",
+            FROM_2025_11,
+        ),
+        Requirement(
+            "AUTH-registration",
+            "pre-registered client information first, when the client has it (before "
+            "client ID metadata documents and dynamic registration)",
+            FROM_2025_11,
+        ),
+        Requirement(
+            "AUTH-client-auth",
+            "at the token endpoint, the authentication method the client was registered with",
+            FROM_2025_03,
+        ),
+        Requirement(
+            "AUTH-refresh",
+            "a rotated refresh token is replaced by the new one; refresh_token in the "
+            "registered grant_types of a client that refreshes (2026-07-28)",
+            FROM_2025_06,
+        ),
+        Requirement(
+            "AUTH-legacy",
+            "2025-03-26: the metadata at the root of the MCP server's origin first, then "
+            "its endpoints, else the default /authorize, /token, /register",
+            ("2025-03-26",),
+        ),
+        Requirement(
+            "AUTH-token-origin",
+            "only tokens of the MCP server's authorization server go to it; no token of one "
+            "authorization server goes to another",
+            FROM_2025_06,
+        ),
+        Requirement(
             "AUTH-bearer",
             "the token in the Authorization header of every request, never in the query",
             FROM_2025_03,

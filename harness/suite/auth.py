@@ -16,9 +16,10 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from harness._catalogue import check
-from harness._run import Scenario, ScenarioRun, Session
+from harness._run import HEADLESS_AUTHORIZATION, Scenario, ScenarioRun, Session
 from harness._triggers import trigger
 from harness._verdicts import Verdict, fail, passed, warn
+from harness.clients import Authorization
 from harness.suite._evidence import hung_or_crashed, missing
 
 __all__ = ["SCENARIOS"]
@@ -467,9 +468,366 @@ def iss_validated(run: ScenarioRun) -> Verdict:
     return passed("the client did not redeem the code of the wrong issuer", wrong)
 
 
+def _registered_client_tokens(run: ScenarioRun) -> list[Mapping[str, Any]]:
+    """Token requests naming a client the authorization server knows (so the method it
+    was registered with is known)."""
+    return [e for e in _token_requests(run) if e.get("registered_auth")]
+
+
+@check(
+    "auth.token-endpoint-auth-method",
+    requirements=["AUTH-client-auth"],
+    level="MUST",
+    spec=f"{_SPEC}#dynamic-client-registration",
+    description="At the token endpoint the client authenticates the way its registration "
+    "says (RFC 7591 token_endpoint_auth_method): client_secret_basic in the Authorization "
+    "header, client_secret_post in the form, none with its client_id alone",
+    revisions=_FROM_2025_03,
+    transports=["http"],
+    trigger=trigger(
+        "the client sent a token request as a registered client", _registered_client_tokens
+    ),
+    independent_of=["client.connect"],
+)
+def token_endpoint_auth_method(run: ScenarioRun) -> Verdict:
+    requests = _registered_client_tokens(run)
+    registrations = _auth(run, endpoint="register", status=201)
+    for request in requests:
+        registered, used = request["registered_auth"], request.get("client_auth")
+        if used != registered:
+            return fail(
+                f"the client was registered for {registered} and authenticated with {used} "
+                "at the token endpoint",
+                [*registrations, request],
+            )
+    return passed(
+        f"{len(requests)} token request(s), each authenticated with "
+        f"{requests[0]['registered_auth']} as registered",
+        [*registrations, *requests],
+    )
+
+
+def _refreshes(run: ScenarioRun) -> list[Mapping[str, Any]]:
+    return [
+        e
+        for e in _token_requests(run)
+        if (e.get("params") or {}).get("grant_type") == "refresh_token"
+    ]
+
+
+def _refreshes_after_rotation(run: ScenarioRun) -> list[Mapping[str, Any]]:
+    """The refreshes that came after a refresh answered with a new refresh token (so
+    the client then held a rotated one and a current one)."""
+    refreshes = _refreshes(run)
+    rotations = [e for e in refreshes if (e.get("issued") or {}).get("refresh")]
+    return [] if not rotations else [e for e in refreshes if e["seq"] > rotations[0]["seq"]]
+
+
+@check(
+    "auth.refresh-token-rotated",
+    requirements=["AUTH-refresh"],
+    level="MUST",
+    spec=f"{_SPEC}#token-theft",
+    description="When a refresh answer brings a new refresh token (MCP makes authorization "
+    "servers rotate them for public clients), the client discards the old one: later "
+    "refreshes present the new token (RFC 6749 §6)",
+    revisions=(*_FROM_2025_06, "2026-07-28"),
+    transports=["http"],
+    trigger=trigger(
+        "the client refreshed again after its refresh token was rotated",
+        _refreshes_after_rotation,
+    ),
+    independent_of=["client.connect"],
+)
+def refresh_token_rotated(run: ScenarioRun) -> Verdict:
+    later = _refreshes_after_rotation(run)
+    stale = [e for e in later if e.get("refresh_token") == "rotated"]
+    if stale:
+        return fail(
+            f"{len(stale)} refresh request(s) presented a refresh token the server had "
+            "already replaced",
+            stale,
+        )
+    return passed(
+        f"{len(later)} refresh request(s) after a rotation, each with the newest refresh token",
+        later,
+    )
+
+
+def _registered_then_refreshed(run: ScenarioRun) -> list[Mapping[str, Any]]:
+    """The dynamic registrations of a client that went on to refresh a token (one that
+    evidently wants refresh tokens)."""
+    if not _refreshes(run):
+        return []
+    return list(_auth(run, endpoint="register", status=201))
+
+
+@check(
+    "auth.refresh-grant-registered",
+    requirements=["AUTH-refresh"],
+    level="SHOULD",
+    spec=f"{_SPEC}#refresh-tokens",
+    description="A client that uses refresh tokens names refresh_token in the grant_types "
+    "of its dynamic registration (RFC 7591 §2)",
+    revisions=("2026-07-28",),
+    transports=["http"],
+    trigger=trigger(
+        "a client that registered went on to refresh a token", _registered_then_refreshed
+    ),
+    independent_of=["client.connect"],
+)
+def refresh_grant_registered(run: ScenarioRun) -> Verdict:
+    registrations = _registered_then_refreshed(run)
+    for registration in registrations:
+        grants = (registration.get("metadata") or {}).get("grant_types")
+        if not isinstance(grants, list) or "refresh_token" not in grants:
+            shown = "no grant_types (authorization_code only)" if grants is None else grants
+            return warn(
+                f"the client registered with {shown} and then refreshed a token",
+                [registration, _refreshes(run)[0]],
+            )
+    return passed(
+        "the client registered with refresh_token among its grant_types",
+        [*registrations, _refreshes(run)[0]],
+    )
+
+
+_AS_WELL_KNOWN = "/.well-known/oauth-authorization-server"
+_ENDPOINTS = ("register", "authorize", "token", "default-endpoint")
+
+
+def _root_metadata_lookups(run: ScenarioRun) -> list[Mapping[str, Any]]:
+    return [
+        e
+        for e in _auth(run, endpoint="server-metadata", method="GET")
+        if e.get("path") == _AS_WELL_KNOWN
+    ]
+
+
+def _endpoint_uses(run: ScenarioRun) -> list[Mapping[str, Any]]:
+    """Requests to the authorization server's endpoints (or to the default paths of a
+    server whose metadata names others)."""
+    return [
+        e
+        for e in run.of_kind("auth")
+        if e.get("server") == "authorization" and e.get("endpoint") in _ENDPOINTS
+    ]
+
+
+def _legacy_steps(run: ScenarioRun) -> list[Mapping[str, Any]]:
+    return [*_root_metadata_lookups(run), *_endpoint_uses(run)]
+
+
+@check(
+    "auth.legacy-metadata-then-defaults",
+    requirements=["AUTH-legacy"],
+    level="MUST",
+    spec=f"{_SPEC}#server-metadata-discovery",
+    description="With a 2025-03-26 server (no resource metadata), the client asks for "
+    "the authorization server metadata at the root of the MCP server's origin before "
+    "anything else, uses the endpoints it names, and only when there is none falls "
+    "back to /authorize, /token and /register there",
+    revisions=("2025-03-26",),
+    transports=["http"],
+    trigger=trigger(
+        "the client looked for the metadata or used an authorization endpoint", _legacy_steps
+    ),
+    # A request to a path the mock does not serve is this check's evidence (endpoints
+    # looked for in the wrong place), not a precondition that failed.
+    independent_of=["client.connect", "http.one-message-per-post"],
+)
+def legacy_metadata_then_defaults(run: ScenarioRun) -> Verdict:
+    lookups, uses = _root_metadata_lookups(run), _endpoint_uses(run)
+    if not uses:
+        unreported = hung_or_crashed(run.operation("connect"))
+        if unreported is not None:
+            return unreported
+        if lookups[-1].get("status") == 200:
+            return missing(run, "a request to an endpoint the metadata names")
+        return fail(
+            f"there is no metadata at {_AS_WELL_KNOWN}, and the client never used the "
+            "default endpoints /authorize, /token, /register",
+            lookups,
+        )
+    first = uses[0]
+    before = [e for e in lookups if e["seq"] < first["seq"]]
+    if not before:
+        return fail(
+            f"the client went to {first.get('path')} without asking for the metadata at "
+            f"{_AS_WELL_KNOWN} first",
+            [first],
+        )
+    if any(e.get("status") == 200 for e in before):
+        defaults = [e for e in uses if e.get("endpoint") == "default-endpoint"]
+        if defaults:
+            return fail(
+                f"the metadata names the endpoints, and the client used the default "
+                f"{defaults[0].get('path')} instead",
+                [*before, *defaults],
+            )
+        return passed("the metadata first, then the endpoints it names", [*before, *uses])
+    return passed("the metadata first (none there), then the default endpoints", [*before, *uses])
+
+
+def _migrations(run: ScenarioRun) -> list[Mapping[str, Any]]:
+    """The resource moving to another authorization server (the mock's `migrate_after`)."""
+    return list(_auth(run, endpoint="migration"))
+
+
+@check(
+    "auth.tokens-stay-with-their-server",
+    requirements=["AUTH-token-origin"],
+    level="MUST",
+    spec=f"{_SPEC}#token-handling",
+    description="Once the resource metadata names another authorization server, the client "
+    "sends the MCP server only tokens of that one, never the former server's again; and "
+    "it never presents a token or refresh token of one authorization server to another",
+    revisions=(*_FROM_2025_06, "2026-07-28"),
+    transports=["http"],
+    trigger=trigger("the MCP server moved to another authorization server", _migrations),
+    independent_of=["client.connect"],
+)
+def tokens_stay_with_their_server(run: ScenarioRun) -> Verdict:
+    moved = _migrations(run)[0]
+    former, new = moved["former_issuer"], moved["issuer"]
+    crossed = [
+        e
+        for e in run.of_kind("auth")
+        if e.get("server") == "authorization"
+        and (
+            e.get("refresh_token_issuer") not in (None, e.get("issuer"))
+            or e.get("token_issuer") not in (None, e.get("issuer"))
+        )
+    ]
+    if crossed:
+        return fail(
+            f"the client presented a token of {crossed[0].get('refresh_token_issuer') or crossed[0].get('token_issuer')} "
+            f"to the authorization server {crossed[0].get('issuer')}",
+            [moved, *crossed],
+        )
+    learned = [
+        e
+        for e in _auth(run, endpoint="resource-metadata", status=200, issuer=new)
+        if e["seq"] > moved["seq"]
+    ]
+    if not learned:
+        return missing(run, f"the client reading the resource metadata that names {new}")
+    mcp = [e for e in _auth(run, endpoint="mcp") if e["seq"] > learned[0]["seq"]]
+    stale = [e for e in mcp if e.get("token_issuer") == former]
+    if stale:
+        return fail(
+            f"after reading that the MCP server's authorization server is {new}, the client "
+            f"sent it {len(stale)} request(s) with a token of {former}",
+            [moved, learned[0], *stale],
+        )
+    used = [e for e in mcp if e.get("token_issuer") == new and e.get("outcome") == "ok"]
+    if not used:
+        return missing(run, f"a request to the MCP server with a token of {new}")
+    return passed(
+        f"after the move to {new} the client sent the MCP server only its tokens",
+        [moved, learned[0], *used],
+    )
+
+
+def _first_authorization(run: ScenarioRun) -> list[Mapping[str, Any]]:
+    return _authorization_requests(run)[:1]
+
+
+@check(
+    "auth.scope-selection",
+    requirements=["AUTH-scope"],
+    level="SHOULD",
+    spec=f"{_SPEC}#scope-selection-strategy",
+    description="The first authorization request asks for the scope the 401 named; "
+    "without one, for every scope of the resource metadata's scopes_supported; without "
+    "those, for no scope at all",
+    revisions=(*_FROM_2025_11, "2026-07-28"),
+    transports=["http"],
+    trigger=trigger("the client sent an authorization request", _first_authorization),
+    independent_of=["client.connect"],
+)
+def scope_selection(run: ScenarioRun) -> Verdict:
+    first = _first_authorization(run)[0]
+    asked = set(str((first.get("params") or {}).get("scope", "")).split())
+    if run.revision == "2026-07-28":
+        # 2026-07-28 lets a client that wants refresh tokens add offline_access.
+        asked.discard("offline_access")
+    challenges = [e for e in _auth(run, endpoint="mcp", status=401) if e["seq"] < first["seq"]]
+    metadata = [
+        e for e in _auth(run, endpoint="resource-metadata", status=200) if e["seq"] < first["seq"]
+    ]
+    if not challenges:
+        return missing(run, "a 401 from the MCP server before the authorization request")
+    named = challenges[-1].get("challenge_scope")
+    supported = metadata[-1].get("scopes_supported") if metadata else None
+    if named is not None:
+        wanted, source = set(str(named).split()), "the scope the 401 named"
+    elif supported is not None:
+        wanted, source = {str(s) for s in supported}, "the resource's scopes_supported"
+    else:
+        wanted, source = set(), "neither the 401 nor the resource metadata names a scope"
+    evidence = [challenges[-1], *metadata[-1:], first]
+    shown = " ".join(sorted(asked)) or "no scope"
+    if asked != wanted:
+        return warn(
+            f"the client asked for {shown}, not {' '.join(sorted(wanted)) or 'no scope'} "
+            f"({source})",
+            evidence,
+        )
+    return passed(f"the client asked for {shown} ({source})", evidence)
+
+
+@check(
+    "auth.pre-registered-first",
+    requirements=["AUTH-registration"],
+    level="SHOULD",
+    spec=f"{_SPEC}#client-registration-approaches",
+    description="A client given pre-registered credentials for the server uses them, "
+    "although the authorization server also offers dynamic registration: its "
+    "authorization request names the pre-registered client_id, with no registration "
+    "before it",
+    revisions=(*_FROM_2025_11, "2026-07-28"),
+    transports=["http"],
+    trigger=trigger("the client sent an authorization request", _authorization_requests),
+    independent_of=["client.connect"],
+)
+def pre_registered_first(run: ScenarioRun) -> Verdict:
+    first = _authorization_requests(run)[0]
+    registered = [e for e in _auth(run, endpoint="register") if e["seq"] < first["seq"]]
+    if registered:
+        return warn(
+            "the client registered dynamically although it was given pre-registered credentials",
+            [*registered, first],
+        )
+    if first.get("client_source") != "pre":
+        client_id = (first.get("params") or {}).get("client_id")
+        return warn(
+            f"the authorization request names client_id {client_id!r}, not the "
+            "pre-registered one the client was given",
+            [first],
+        )
+    return passed("the client used the pre-registered client_id it was given", [first])
+
+
+# Credentials the mock's pre-registration scenario knows (fixtures/auth/pre-registered.json).
+PRE_REGISTERED = Authorization(
+    client_name=HEADLESS_AUTHORIZATION.client_name,
+    redirect_uri=HEADLESS_AUTHORIZATION.redirect_uri,
+    client_id="mcp-testbench-pre-registered",
+    client_secret="pre-registered-secret",
+)
+
+
 async def connect_and_call(session: Session) -> None:
     if (await session.connect()).ok:
         await session.call("call_tool", "write", {})
+
+
+async def connect_and_call_thrice(session: Session) -> None:
+    if (await session.connect()).ok:
+        for _ in range(3):
+            if not (await session.call("call_tool", "write", {})).ok:
+                return
 
 
 SCENARIOS = [
@@ -526,6 +884,85 @@ SCENARIOS = [
         "a client must not redeem its code",
         requires=frozenset({"auth"}),
         connect_may_fail=True,
+    ),
+    *(
+        Scenario(
+            f"auth-token-auth-{method}",
+            f"auth/token-auth-{method}.json",
+            checks=("auth.token-endpoint-auth-method",),
+            drive=connect_and_call,
+            description=f"an authorization server that supports client_secret_{method} "
+            "only: the client registers for it and must authenticate that way at the "
+            "token endpoint",
+            requires=frozenset({"auth"}),
+        )
+        for method in ("basic", "post")
+    ),
+    Scenario(
+        "auth-refresh",
+        "auth/refresh.json",
+        checks=("auth.refresh-token-rotated", "auth.refresh-grant-registered"),
+        drive=connect_and_call_thrice,
+        description="access tokens good for one MCP request each, refresh tokens rotated "
+        "at every refresh; three calls",
+        requires=frozenset({"auth"}),
+    ),
+    Scenario(
+        "auth-legacy-metadata",
+        "auth/legacy-metadata.json",
+        checks=("auth.legacy-metadata-then-defaults",),
+        drive=connect_and_call,
+        description="2025-03-26: no resource metadata; the MCP server's origin serves "
+        "authorization server metadata naming endpoints other than the default ones",
+        requires=frozenset({"auth"}),
+    ),
+    Scenario(
+        "auth-legacy-defaults",
+        "auth/legacy-defaults.json",
+        checks=("auth.legacy-metadata-then-defaults",),
+        drive=connect_and_call,
+        description="2025-03-26: no metadata of any kind; the authorization server is at "
+        "the default endpoints of the MCP server's origin",
+        requires=frozenset({"auth"}),
+    ),
+    Scenario(
+        "auth-migration",
+        "auth/migration.json",
+        checks=("auth.tokens-stay-with-their-server",),
+        drive=connect_and_call_thrice,
+        description="after two MCP requests the resource trusts a second authorization "
+        "server only (its metadata names it, the first's tokens get 401); three calls",
+        requires=frozenset({"auth"}),
+    ),
+    *(
+        Scenario(
+            f"auth-scope-{variant}",
+            f"auth/scope-{variant}.json",
+            checks=("auth.scope-selection",),
+            drive=connect_and_call,
+            description=description,
+            requires=frozenset({"auth"}),
+        )
+        for variant, description in (
+            (
+                "challenge",
+                "the 401 names a scope, and the resource metadata lists more: the client "
+                "should ask for the 401's",
+            ),
+            ("supported", "no scope in the 401; the resource metadata lists two"),
+            ("none", "no scope in the 401 nor in the resource metadata"),
+        )
+    ),
+    Scenario(
+        "auth-pre-registered",
+        "auth/pre-registered.json",
+        checks=("auth.pre-registered-first", "auth.token-endpoint-auth-method"),
+        drive=connect_and_call,
+        description="the client is given pre-registered credentials (a client id and "
+        "secret the authorization server knows), which it should use although the server "
+        "also offers dynamic registration",
+        requires=frozenset({"auth"}),
+        authorization=PRE_REGISTERED,
     ),
     Scenario(
         "auth-step-up",

@@ -16,6 +16,7 @@ import sys
 from typing import Any, BinaryIO
 
 from harness.clients import (
+    Authorization,
     ClientError,
     ClientEvent,
     ConnectOptions,
@@ -54,6 +55,20 @@ def handlers_of(spec: dict[str, Any]) -> Handlers:
     # An absent key means "no canned answer": the client must not declare that capability.
     roots = spec.get("roots")
     return Handlers(spec.get("sampling"), spec.get("elicitation"), tuple(roots) if roots else None)
+
+
+def authorization_of(spec: dict[str, Any] | None) -> Authorization | None:
+    # Sent only to a driver whose `supports` names "auth". The browser step needs nothing
+    # from the driver here: the reference client fetches the authorization URL itself
+    # without following its redirect and reads the code from the Location.
+    if not spec:
+        return None
+    return Authorization(
+        client_name=spec["clientName"],
+        redirect_uri=spec["redirectUri"],
+        client_id=spec.get("clientId"),
+        client_secret=spec.get("clientSecret"),
+    )
 
 
 class Driver:
@@ -102,6 +117,7 @@ class Driver:
                 handlers=handlers_of(command.get("handlers") or {}),
                 timeout=command.get("timeoutMs", 10_000) / 1000,
                 on_event=self.events_of(client),
+                authorization=authorization_of(command.get("authorization")),
             )
             return await client.connect(target_of(command["transport"]), options)
         if op == "list_tools":

@@ -486,6 +486,9 @@ async def test_typescript_sdk_driver_end_to_end(
         assert client.name == "@modelcontextprotocol/sdk"
         assert client.version.startswith("1.32.")
         assert "2026-07-28" not in client.supports
+        # 1.1: tasks through the SDK's experimental task API; listen is a 2026-07-28 request.
+        assert "tasks" in client.supports
+        assert "listen" not in client.supports
     messages = assert_wire(tmp_path)
     assert messages[0]["id"] == 0  # the SDK numbers its requests from 0
 

@@ -161,6 +161,12 @@ F15 = (Pin("FAIL", "features.subscribe-only-if-declared", HANDSHAKE),)
 # completion/complete to a server that did not declare completions.
 F16 = (Pin("FAIL", "features.complete-only-if-declared", STREAMABLE),)
 
+# F17 (LISTEN, SHOULD): when the server ends a subscriptions/listen stream with its result,
+# the client does not listen again (the mcp SDK leaves that to its application).
+F17 = (
+    Pin("WARN", "stateless.relisten-after-end", MODERN, ("http",), scenario="http-listen-relisten"),
+)
+
 # The scenarios that need a driver protocol 1.1 operation (features-set-level*, subscribe,
 # completion, roots change, tasks, listen): a SKIP for a client that does not name it.
 OPERATION_SCENARIOS = tuple(s.id for s in SCENARIOS if s.requires & OPERATIONS)
@@ -218,6 +224,19 @@ NO_LOG_OPT_IN = (
 # judge (its companion stateless.era-probe is a SKIP for such a client, R3).
 NO_ERA_PROBE = (Pin("N/A", "stateless.era-fallback", ("2025-11-25",)),)
 
+# N5: the change notification of http-listen-relisten goes out on the second listen stream;
+# a client that does not listen again (F17) is sent none, so whether it surfaces one has
+# nothing to judge.
+NO_SECOND_LISTEN = (
+    Pin(
+        "N/A",
+        "stateless.listen-notifications-surfaced",
+        MODERN,
+        ("http",),
+        scenario="http-listen-relisten",
+    ),
+)
+
 
 # docs/findings.md, "Verdicts under review" (questions about the checks; all resolved):
 # R1: a dual-era client's server/discover probe before initialize is what the 2026-07-28
@@ -230,7 +249,7 @@ R3 = (Pin("SKIP", "stateless.era-probe", ("2025-11-25",), ("stdio",)),)
 # R4: a client that refuses (locally, sending nothing) to call a task-required tool outside
 # a task does not breach TL-9; the TypeScript SDK does so and passes.
 
-# The mcp SDK adapter has every 1.1 operation but tasks and listen.
+# The mcp SDK adapter has every 1.1 operation but tasks (the SDK has no task requests).
 _PYTHON_SDK = (
     *F1,
     *F2,
@@ -253,13 +272,15 @@ MCP_AUTO = (
     *F14,
     *F15,
     *F16,
-    *_skipped("tools-tasks-polling", "http-listen-relisten"),
+    *F17,
+    *NO_SECOND_LISTEN,
+    *_skipped("tools-tasks-polling"),
 )
 
 # fastmcp (built on the mcp SDK) gets the same verdicts; on its SSE transport it treats
 # "auto" as "legacy" and sends no probe, which changes no verdict. fastmcp.Client has no
-# resource subscription (nor tasks, nor listen). It opts in to log messages at 2026-07-28,
-# so it has no N4.
+# resource subscription, no listen and no 2025-11-25 tasks (docs/findings.md, "Driver
+# protocol 1.1"). It opts in to log messages at 2026-07-28, so it has no N4.
 FASTMCP = (
     *_PYTHON_SDK,
     *F14,
@@ -289,8 +310,9 @@ _TYPESCRIPT_SDK = (
     *NO_AUTH_DECLARED,
     Pin("SKIP", ANY, MODERN),
 )
-# Its 1.1 driver has every operation but tasks (and listen, at 2026-07-28 only).
-TYPESCRIPT_SDK = (*_TYPESCRIPT_SDK, *F14, *F15, *F16, *_skipped("tools-tasks-polling"))
+# Its 1.1 driver has every operation but listen (2026-07-28 only); tasks through the SDK's
+# experimental task API.
+TYPESCRIPT_SDK = (*_TYPESCRIPT_SDK, *F14, *F15, *F16)
 # The v1 driver: what it passed before, and SKIP wherever a 1.1 operation is needed.
 TYPESCRIPT_SDK_V1 = (*_TYPESCRIPT_SDK, *_skipped(*OPERATION_SCENARIOS))
 

@@ -107,8 +107,10 @@ class FastMcpClient:
             "cancel",
         }
         # Driver protocol 1.1: fastmcp.Client has set_logging_level, complete,
-        # list_resource_templates, set_roots and send_roots_list_changed; no resource
-        # subscription, listen or task API.
+        # list_resource_templates, set_roots and send_roots_list_changed. It has no
+        # resources/subscribe, no listen and no 2025-11-25 task call of its own (only the
+        # SDK session beneath it, which would judge mcp, not fastmcp); its optional
+        # fastmcp-tasks package speaks the 2026 tasks extension, another protocol.
         features |= {"set_log_level", "complete", "list_resource_templates", "set_roots"}
         handshake = self._mode != "2026-07-28"
         if handshake:

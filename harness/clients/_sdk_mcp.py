@@ -58,6 +58,7 @@ if TYPE_CHECKING:
 __all__ = [
     "McpSdkClient",
     "SdkHolder",
+    "Subscriptions",
     "deprecated_quietly",
     "distribution_version",
     "emit",
@@ -315,6 +316,7 @@ class McpSdkClient:
         self._options = ConnectOptions()
         self._state: Literal["new", "open", "closed"] = "new"
         self._roots: list[dict[str, Any]] | None = None  # set_roots changes them
+        self._subscriptions = Subscriptions()
 
     @property
     def name(self) -> str:
@@ -346,13 +348,16 @@ class McpSdkClient:
         }
         # Driver protocol 1.1: mcp.Client has set_logging_level, subscribe_resource and
         # unsubscribe_resource, complete, list_resource_templates and send_roots_list_changed
-        # (its list-roots callback declares roots.listChanged). Its listen() is a context
-        # manager of typed events, not kept here (no "listen"); no task API ("tasks").
+        # (its list-roots callback declares roots.listChanged). No "tasks": mcp_types has
+        # the 2025-11-25 task models, but ClientRequest leaves the task requests out
+        # ("types-only") and neither Client nor ClientSession can send one.
         features |= {"set_log_level", "subscribe_resource", "complete", "list_resource_templates"}
         features |= {"set_roots"}
         handshake = self._mode != "2026-07-28"
         if handshake:
             features |= {"sse-legacy", "ping"}
+        if self._mode != "legacy":
+            features.add("listen")  # Client.listen(), a 2026-07-28 request
         return frozenset(features) | sdk_revisions(
             handshake=handshake, modern=self._mode != "legacy"
         )
@@ -593,11 +598,109 @@ class McpSdkClient:
             await self._holder.call(client.send_roots_list_changed)
         return {}
 
+    async def listen(self, notifications: Mapping[str, Any]) -> dict[str, Any]:
+        client = self._open()
+        return await self._holder.call(
+            lambda: self._subscriptions.open(client, notifications, self._options)
+        )
+
     async def close(self) -> None:
         if self._state == "closed":
             return
         self._state = "closed"
+        # The subscriptions first: an application leaves its `async with client.listen()`
+        # before it leaves the client's, and no event is reported after close().
+        await self._subscriptions.close()
         await self._holder.close()  # leaves `async with`: stdin closed, DELETE sent, ...
+
+
+class Subscriptions:
+    """The 2026-07-28 subscriptions of one `mcp.Client`, each kept open as its application
+    keeps one: `async with client.listen(...) as subscription`, iterated until it ends.
+
+    As for SdkHolder, each `async with` lives in an asyncio task of its own, which enters
+    and leaves it. The SDK tees every notification of a subscription to message_handler, so
+    they are surfaced there; the events reported here are the subscription's own states.
+    When a subscription ends, nothing listens again: the SDK leaves that to its application
+    ("There is no replay and no automatic re-listen"), and so the adapter leaves it to the
+    client, as driver protocol 1.1 asks.
+    """
+
+    def __init__(self) -> None:
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    async def open(
+        self, client: mcp.Client, notifications: Mapping[str, Any], options: ConnectOptions
+    ) -> dict[str, Any]:
+        """Listen with this SubscriptionFilter; `{"notifications": <acknowledged>}` once the
+        SDK has entered the subscription, or what entering raised."""
+        loop = asyncio.get_running_loop()
+        acknowledged: asyncio.Future[dict[str, Any]] = loop.create_future()
+        task = loop.create_task(
+            self._keep(client, dict(notifications), options, acknowledged), name="mcp listen"
+        )
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        try:
+            honored = await asyncio.shield(acknowledged)
+        except BaseException:
+            task.cancel()  # a listen that failed, or whose command was cancelled, ends here
+            raise
+        return {"notifications": honored}
+
+    @staticmethod
+    async def _keep(
+        client: mcp.Client,
+        notifications: dict[str, Any],
+        options: ConnectOptions,
+        acknowledged: asyncio.Future[dict[str, Any]],
+    ) -> None:
+        from mcp.client.subscriptions import ListenNotSupportedError, SubscriptionLost
+
+        uris = notifications.get("resourceSubscriptions")
+        try:
+            async with client.listen(
+                tools_list_changed=notifications.get("toolsListChanged") is True,
+                prompts_list_changed=notifications.get("promptsListChanged") is True,
+                resources_list_changed=notifications.get("resourcesListChanged") is True,
+                resource_subscriptions=[str(u) for u in uris] if isinstance(uris, list) else (),
+            ) as subscription:
+                honored = to_json(subscription.honored)
+                state = {"state": "acknowledged", "notifications": honored}
+                emit(options, ClientEvent("subscription", params=state))
+                acknowledged.set_result(honored)
+                async for _ in subscription:
+                    pass  # each event reached message_handler too (the SDK tees it)
+            ended = {"state": "ended", "reason": "result"}  # the server's graceful close
+        except ListenNotSupportedError as exc:  # refused locally: nothing was sent
+            if not acknowledged.done():
+                acknowledged.set_exception(ClientError("unsupported", str(exc)))
+            return
+        except Exception as exc:
+            if not acknowledged.done():
+                error = to_client_error(exc)
+                emit(
+                    options,
+                    ClientEvent(
+                        "subscription", params={"state": "error", "message": error.message}
+                    ),
+                )
+                acknowledged.set_exception(error)
+                return
+            message = (
+                str(exc) if isinstance(exc, SubscriptionLost) else to_client_error(exc).message
+            )
+            ended = {"state": "ended", "reason": "closed", "message": message}
+        emit(options, ClientEvent("subscription", params=ended))
+
+    async def close(self) -> None:
+        """End every subscription (bounded): leaving `async with` ends its stream."""
+        tasks = set(self._tasks)
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            with anyio.CancelScope(shield=True):
+                await asyncio.wait(tasks, timeout=_CANCEL_BOUND)
 
 
 @contextlib.contextmanager

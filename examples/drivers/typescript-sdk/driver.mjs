@@ -20,6 +20,7 @@ import {
   StreamableHTTPError,
 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import {
+  CallToolResultSchema,
   CreateMessageRequestSchema,
   ElicitRequestSchema,
   ErrorCode,
@@ -144,6 +145,21 @@ async function connect(command, signal) {
   return { protocolVersion: session.protocolVersion, serverInfo: client.getServerVersion() ?? {} };
 }
 
+// A task-augmented tools/call (2025-11-25 tasks, the SDK's experimental task API). Its
+// callToolStream yields the task once created, then the statuses of its own tasks/get
+// polls, then the result. The driver hands the task back as soon as the SDK surfaces it
+// and ends the stream there (the SDK then sends nothing more): the harness polls with
+// get_task, task_result and cancel_task, each one call of the same API.
+async function callToolAsTask(client, params, task, options) {
+  const stream = client.experimental.tasks.callToolStream(params, undefined, { ...options, task });
+  for await (const message of stream) {
+    if (message.type === 'taskCreated') return { task: message.task };
+    if (message.type === 'result') return message.result; // the server ran it without a task
+    if (message.type === 'error') throw message.error;
+  }
+  throw new Failure('other', 'the SDK ended the task stream without a message');
+}
+
 // The SDK returns one page at a time; the application follows nextCursor verbatim.
 async function allPages(key, fetchPage) {
   const items = [];
@@ -187,6 +203,7 @@ async function perform(command, signal) {
       }
       // isError results are results: returned as the value, never turned into errors.
       const params = { name: command.name, arguments: command.arguments ?? {} };
+      if (command.task != null) return callToolAsTask(client, params, command.task, options);
       return client.callTool(params, undefined, options);
     }
     case 'list_resources':
@@ -225,6 +242,12 @@ async function perform(command, signal) {
       session.roots = command.roots ?? [];
       await client.sendRootsListChanged(); // it declared roots.listChanged
       return {};
+    case 'get_task':
+      return client.experimental.tasks.getTask(command.taskId, options);
+    case 'task_result':
+      return client.experimental.tasks.getTaskResult(command.taskId, CallToolResultSchema, options);
+    case 'cancel_task':
+      return client.experimental.tasks.cancelTask(command.taskId, options);
     default:
       throw new Failure('unsupported', `this driver has no op ${JSON.stringify(command.op)}`);
   }
@@ -304,8 +327,10 @@ write({
   supports: [
     'stdio', 'http', 'sse-legacy', 'tools', 'resources', 'prompts', 'sampling', 'elicitation',
     'roots', 'ping', 'cancel', 'progress', 'logging', ...REVISIONS,
-    // 1.1 operations (no tasks: the SDK's task API is experimental; no listen: no 2026).
+    // 1.1 operations: every one but listen (a 2026-07-28 request; the SDK has no 2026).
+    // tasks: the SDK's experimental task API (client.experimental.tasks).
     'set_log_level', 'subscribe_resource', 'complete', 'list_resource_templates', 'set_roots',
+    'tasks',
   ],
   reuse: true, // `reset` ends the client and keeps this process for the next scenario
 });

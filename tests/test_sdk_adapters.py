@@ -1,0 +1,141 @@
+"""The `mcp` SDK adapter's driver protocol 1.1 `listen`, against real mock servers.
+
+The end-to-end tests (tests/test_e2e_real_clients.py) judge what the SDK does under the
+whole suite; these pin down the adapter's own part: the subscription's states are reported
+as `subscription` events, a revision without `subscriptions/listen` is refused locally as
+`unsupported` (nothing sent), and close() ends an open subscription with no event after it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from harness.clients import ClientError, ClientEvent, ConnectOptions, HttpTarget, StdioTarget
+from harness.clients._sdk_mcp import McpSdkClient
+from mock_servers._fixtures import fixtures_root
+from mock_servers._script import load_script
+from mock_servers._stdio import stdio_command
+from mock_servers._transcript import read_transcript
+from mock_servers.http import HttpMockServer
+
+pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
+
+LISTEN_SCRIPT = fixtures_root() / "http" / "listen-relisten.json"
+TOOLS_SCRIPT = fixtures_root() / "tools" / "list-and-call.json"
+FILTER = {"toolsListChanged": True}
+BOUND = 30.0  # seconds: the bound of one exchange with the SDK
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"  # the adapter keeps the SDK's contexts in asyncio tasks
+
+
+@contextmanager
+def http_mock(script: Path, tmp_path: Path) -> Iterator[HttpTarget]:
+    with HttpMockServer(
+        load_script(script),
+        revision="2026-07-28",
+        transcript_path=tmp_path / "transcript.jsonl",
+    ) as server:
+        yield HttpTarget(server.url)
+
+
+def sent(tmp_path: Path, method: str) -> list[dict[str, Any]]:
+    entries = read_transcript(tmp_path / "transcript.jsonl")["entries"]
+    return [
+        e["message"]
+        for e in entries
+        if e["kind"] == "message"
+        and e["direction"] == "client"
+        and e["message"].get("method") == method
+    ]
+
+
+class Subscriptions:
+    """The subscription events the client surfaced, and a wait for one of them."""
+
+    def __init__(self) -> None:
+        self.states: list[dict[str, Any]] = []
+        self._changed = anyio.Event()
+
+    def on_event(self, event: ClientEvent) -> None:
+        if event.event == "subscription":
+            self.states.append(dict(event.params))
+            self._changed.set()
+            self._changed = anyio.Event()
+
+    async def until(self, state: str) -> None:
+        with anyio.fail_after(BOUND):
+            while not any(s["state"] == state for s in self.states):
+                await self._changed.wait()
+
+
+async def test_a_subscription_is_reported_until_the_server_ends_it(tmp_path: Path) -> None:
+    seen = Subscriptions()
+    client = McpSdkClient()
+    assert "listen" in client.supports
+    try:
+        with http_mock(LISTEN_SCRIPT, tmp_path) as target:
+            with anyio.fail_after(BOUND):
+                await client.connect(target, ConnectOptions(timeout=10, on_event=seen.on_event))
+                assert await client.listen(FILTER) == {"notifications": FILTER}
+            await seen.until("ended")
+            with anyio.fail_after(BOUND):
+                await client.close()
+    finally:
+        await client.close()
+    # The server's result ends the subscription; listening again is left to the client
+    # (the SDK leaves it to its application: docs/findings.md, F17).
+    assert seen.states == [
+        {"state": "acknowledged", "notifications": FILTER},
+        {"state": "ended", "reason": "result"},
+    ]
+    listens = sent(tmp_path, "subscriptions/listen")
+    assert [m["params"]["notifications"] for m in listens] == [FILTER]
+
+
+async def test_close_ends_an_open_subscription_without_an_event(tmp_path: Path) -> None:
+    script = json.loads(LISTEN_SCRIPT.read_text(encoding="utf-8"))
+    script["steps"] = [s for s in script["steps"] if s["label"] == "second listen"]  # it hangs
+    held = tmp_path / "listen-held.json"
+    held.write_text(json.dumps(script), encoding="utf-8")
+    seen = Subscriptions()
+    client = McpSdkClient()
+    try:
+        with http_mock(held, tmp_path) as target:
+            with anyio.fail_after(BOUND):
+                await client.connect(target, ConnectOptions(timeout=10, on_event=seen.on_event))
+                assert await client.listen(FILTER) == {"notifications": FILTER}
+                await client.close()
+    finally:
+        await client.close()
+    assert seen.states == [{"state": "acknowledged", "notifications": FILTER}]
+
+
+async def test_listen_is_refused_locally_before_2026(tmp_path: Path) -> None:
+    transcript = tmp_path / "transcript.jsonl"
+    command = stdio_command(TOOLS_SCRIPT, revision="2025-11-25", transcript=transcript)
+    seen = Subscriptions()
+    client = McpSdkClient()
+    try:
+        with anyio.fail_after(BOUND):
+            connected = await client.connect(
+                StdioTarget(tuple(command)), ConnectOptions(timeout=10, on_event=seen.on_event)
+            )
+            assert connected["protocolVersion"] == "2025-11-25"
+            with pytest.raises(ClientError) as refused:
+                await client.listen(FILTER)
+            await client.close()
+    finally:
+        await client.close()
+    assert refused.value.kind == "unsupported", refused.value
+    assert sent(tmp_path, "subscriptions/listen") == []
+    assert seen.states == []

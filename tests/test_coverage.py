@@ -60,3 +60,18 @@ def test_the_official_auth_table_lists_each_id_once_with_a_reason_when_unmapped(
     assert sorted({i for i in ids if ids.count(i) > 1}) == []
     assert [row.id for row in OFFICIAL_AUTH_CHECKS if not row.ours and not row.note] == []
     assert all(set(row.versions) <= set(RUNNER_VERSIONS) for row in OFFICIAL_AUTH_CHECKS)
+
+
+def test_the_readme_status_gives_the_suite_s_own_counts() -> None:
+    # The README's status line went stale once already: it now has to follow the catalogue.
+    items = sum(
+        1
+        for scenario in SCENARIOS
+        for revision, transport in scenario.matrix()
+        for check_id in scenario.checks
+        if CATALOGUE[check_id].applies(revision, transport)
+    )
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    found = re.search(r"the suite: (\d+) checks, judged as (\d+) items", readme)
+    assert found, "the README's status table has no line 'the suite: N checks, judged as M items'"
+    assert (int(found[1]), int(found[2])) == (len(CATALOGUE), items)

@@ -188,7 +188,8 @@ async def test_the_sdks_own_flow_completes_with_the_headless_browser(
     # The code the authorization endpoint redirected with is the one the SDK redeemed.
     codes = [e["code"] for e in auth_entries(tmp_path, "authorize") if "code" in e]
     redeemed = [e["params"]["code"] for e in auth_entries(tmp_path, "token")]
-    assert codes and redeemed == codes
+    assert codes
+    assert redeemed == codes
     assert any(e["outcome"] == "ok" and e["bearer_header"] for e in auth_entries(tmp_path, "mcp"))
 
 

@@ -195,6 +195,7 @@ class AuthMock:
         # resource has migrated (`migrate_after`), whose issuer is the first's + "/as2".
         self.current_server = 0
         self.served_mcp_requests = 0
+        self.served_tool_calls = 0
 
     @staticmethod
     def _pre_registered(c: PreRegisteredClient) -> _Client:
@@ -224,7 +225,8 @@ class AuthMock:
         return self.settings.tenant + (MIGRATED_TENANT if server else "")
 
     def _servers(self) -> range:
-        return range(2 if self.settings.migrate_after is not None else 1)
+        moves = (self.settings.migrate_after, self.settings.migrate_after_calls)
+        return range(1 if moves == (None, None) else 2)
 
     @property
     def resource(self) -> str:
@@ -516,14 +518,20 @@ class AuthMock:
                 record["resource_metadata"] = self.prm_url()
         self.transcript.record("auth", **record)
         if challenge is None:
-            self._count_served()
+            self._count_served(tool_calls=len(tool_names))
         return challenge
 
-    def _count_served(self) -> None:
-        """After `migrate_after` requests served, the resource moves to the second
-        authorization server (its metadata names it; the first's tokens are refused)."""
+    def _count_served(self, tool_calls: int) -> None:
+        """After `migrate_after` requests (or `migrate_after_calls` tool calls) served, the
+        resource moves to the second authorization server (its metadata names it; the
+        first's tokens are refused)."""
         self.served_mcp_requests += 1
-        if self.settings.migrate_after == self.served_mcp_requests:
+        calls_before = self.served_tool_calls
+        self.served_tool_calls += tool_calls
+        after_calls = self.settings.migrate_after_calls
+        if self.settings.migrate_after == self.served_mcp_requests or (
+            after_calls is not None and calls_before < after_calls <= self.served_tool_calls
+        ):
             self.current_server = 1
             self.transcript.record(
                 "auth",

@@ -65,6 +65,11 @@ class AuthSettings:
     # After this many MCP requests served, the resource trusts a second authorization
     # server only (its metadata names it; the first's tokens get 401 invalid_token).
     migrate_after: int | None = None
+    # The same move after this many tools/call requests served: the application's own
+    # requests, one after another, where the MCP requests a client makes on its own (a
+    # standalone GET stream opened while the first call goes out) would make the moment
+    # of the move a race between two of its requests.
+    migrate_after_calls: int | None = None
     # The authorization server.
     tenant: str = ""
     metadata: tuple[str, ...] = ("oauth",)
@@ -113,6 +118,7 @@ def auth_settings(raw: Mapping[str, Any]) -> AuthSettings:
         else StepUp(tuple(step["tools"]), str(step["scope"]), bool(step.get("always", False))),
         token_uses=raw.get("token_uses"),
         migrate_after=raw.get("migrate_after"),
+        migrate_after_calls=raw.get("migrate_after_calls"),
         tenant=str(server.get("tenant", "")).rstrip("/"),
         metadata=tuple(server.get("metadata", defaults.metadata)),
         scopes_supported=_strings(server.get("scopes_supported")),

@@ -347,6 +347,11 @@ class HttpMock:
             return True
         if ex.path != self.settings.path:
             return False
+        if ex.method == "GET" and self.settings.get == "405":
+            # No GET stream at all: 405 whoever asks, before any token is looked at, so
+            # that a client's GET neither spends a token's uses nor starts an
+            # authorization of its own beside the application's requests.
+            return False
         called = [
             str(m.params.get("name"))
             for m in _body_messages(ex.body)

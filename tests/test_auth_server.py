@@ -796,6 +796,40 @@ def test_a_client_id_metadata_document_is_fetched_and_checked() -> None:
             assert _auth_entries(server, endpoint="authorize")[-1]["metadata_document_error"]
 
 
+def test_without_a_get_stream_a_get_is_405_before_any_token_check() -> None:
+    script = parse_script(_script({}, http={"get": "405"}))
+    with (
+        HttpMockServer(script, revision=REVISION) as server,
+        httpx.Client(timeout=10.0) as http,
+    ):
+        answer = http.get(server.url, headers={"accept": "text/event-stream"})
+        assert answer.status_code == 405
+        assert not _auth_entries(server, endpoint="mcp")  # no bearer check, no token use
+        assert http.post(server.url, json=INITIALIZE, headers=ACCEPT).status_code == 401
+
+
+def test_a_move_after_tool_calls_counts_tool_calls_only() -> None:
+    call = {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "method": "tools/call",
+        "params": {"name": "write", "arguments": {}},
+    }
+    with _served({"migrate_after_calls": 1}) as (server, http):
+        flow = _Flow(server, http)
+        token = flow.access_token()["access_token"]
+        former = flow.meta["issuer"]
+        for _ in range(2):  # MCP requests served that call no tool: no move
+            flow.mcp(token)
+            assert _auth_entries(server, endpoint="mcp")[-1]["outcome"] == "ok"
+        assert not _auth_entries(server, endpoint="migration")
+        flow.mcp(token, call)  # served, and then the move
+        assert _auth_entries(server, endpoint="mcp")[-1]["outcome"] == "ok"
+        moved = _auth_entries(server, endpoint="migration")
+        assert [(e["former_issuer"], e["issuer"]) for e in moved] == [(former, former + "/as2")]
+        assert flow.mcp(token).status_code == 401
+
+
 def test_a_resource_that_moves_to_another_authorization_server() -> None:
     with _served({"migrate_after": 1}) as (server, http):
         first = _Flow(server, http)

@@ -185,9 +185,9 @@ URL_MODE_DECLARED = (Pin("SKIP", "features.elicitation-undeclared-mode", ("2025-
 NO_SAMPLING_TOOLS = (Pin("SKIP", "features.sampling-tool-history-checked", ("2025-11-25",)),)
 
 
-# A1: no real client's adapter or driver implements the contract's authorization option
-# yet, so none declares "auth": every item of the authorization scenarios is a SKIP
-# (docs/findings.md, "Authorization").
+# A1: a driver that does not implement the contract's authorization option (the frozen v1
+# copy of the TypeScript driver) declares no "auth": every item of the authorization
+# scenarios is a SKIP (docs/findings.md, "Authorization").
 NO_AUTH_DECLARED = tuple(
     Pin(
         "SKIP",
@@ -198,6 +198,45 @@ NO_AUTH_DECLARED = tuple(
     )
     for s in AUTH_SCENARIOS
 )
+
+# A2 (AUTH-PKCE, MUST from 2025-11-25): authorization server metadata without
+# code_challenge_methods_supported, and the client authorizes there all the same.
+A2 = (Pin("FAIL", "auth.pkce-unadvertised-refused", ("2025-11-25",), ("http",)),)
+
+
+def _registration_refused(*methods: str) -> tuple[Pin, ...]:
+    """A3: the client registers for a token endpoint authentication method the
+    authorization server's metadata does not list; the registration is refused, so the
+    connection fails and the method the client would use is never seen."""
+    return tuple(
+        Pin(
+            "BLOCKED:client.connect",
+            "auth.token-endpoint-auth-method",
+            ("2025-06-18", "2025-11-25"),
+            ("http",),
+            scenario=f"auth-token-auth-{method}",
+        )
+        for method in methods
+    )
+
+
+# A4: the Python SDK (and fastmcp on it) answers a 401 invalid_token with a new
+# authorization, never with its refresh token, so the refresh checks have nothing to judge.
+NO_REFRESH_ON_401 = (
+    Pin(
+        "N/A",
+        "auth.refresh-token-rotated",
+        ("2025-06-18", "2025-11-25", "2026-07-28"),
+        ("http",),
+        scenario="auth-refresh",
+    ),
+    Pin("N/A", "auth.refresh-grant-registered", MODERN, ("http",), scenario="auth-refresh"),
+)
+
+# A5 (AUTH-step-up, SHOULD): on 403 insufficient_scope the TypeScript SDK refreshes its token
+# (without the scope) and retries once with a token that still lacks it; it never asks for
+# the scope the challenge names.
+A5 = (Pin("WARN", "auth.step-up", ("2025-11-25",), ("http",), scenario="auth-step-up"),)
 
 
 # -- verdicts that are not judged (docs/findings.md, "Verdicts re-derived after the verdict
@@ -265,10 +304,12 @@ _PYTHON_SDK = (
     *URL_MODE_DECLARED,
     *NO_SAMPLING_TOOLS,
     *NO_SET_LEVEL,
-    *NO_AUTH_DECLARED,
+    *A2,
+    *NO_REFRESH_ON_401,
 )
 MCP_AUTO = (
     *_PYTHON_SDK,
+    *_registration_refused("post"),
     *F14,
     *F15,
     *F16,
@@ -280,9 +321,12 @@ MCP_AUTO = (
 # fastmcp (built on the mcp SDK) gets the same verdicts; on its SSE transport it treats
 # "auto" as "legacy" and sends no probe, which changes no verdict. fastmcp.Client has no
 # resource subscription, no listen and no 2025-11-25 tasks (docs/findings.md, "Driver
-# protocol 1.1"). It opts in to log messages at 2026-07-28, so it has no N4.
+# protocol 1.1"). It opts in to log messages at 2026-07-28, so it has no N4. Its OAuth
+# helper registers as a public client ("none") where mcp names no method (so
+# client_secret_basic): each is refused where the server does not have that method (A3).
 FASTMCP = (
     *_PYTHON_SDK,
+    *_registration_refused("basic", "post"),
     *F14,
     *F16,
     *_skipped(
@@ -307,14 +351,21 @@ _TYPESCRIPT_SDK = (
     *NO_SET_LEVEL,
     *NO_ERA_PROBE,
     *R3,
-    *NO_AUTH_DECLARED,
     Pin("SKIP", ANY, MODERN),
 )
 # Its 1.1 driver has every operation but listen (2026-07-28 only); tasks through the SDK's
 # experimental task API.
-TYPESCRIPT_SDK = (*_TYPESCRIPT_SDK, *F14, *F15, *F16)
+TYPESCRIPT_SDK = (
+    *_TYPESCRIPT_SDK,
+    *F14,
+    *F15,
+    *F16,
+    *A2,
+    *_registration_refused("post"),
+    *A5,
+)
 # The v1 driver: what it passed before, and SKIP wherever a 1.1 operation is needed.
-TYPESCRIPT_SDK_V1 = (*_TYPESCRIPT_SDK, *_skipped(*OPERATION_SCENARIOS))
+TYPESCRIPT_SDK_V1 = (*_TYPESCRIPT_SDK, *NO_AUTH_DECLARED, *_skipped(*OPERATION_SCENARIOS))
 
 
 def _expected(pins: tuple[Pin, ...], items: set[Key]) -> tuple[dict[Key, str], list[Pin]]:

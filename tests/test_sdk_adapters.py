@@ -1,4 +1,5 @@
-"""The `mcp` SDK adapter's driver protocol 1.1 `listen`, against real mock servers.
+"""The `mcp` SDK adapter's driver protocol 1.1 `listen`, and the headless authorization of
+the mcp and fastmcp adapters, against real mock servers.
 
 The end-to-end tests (tests/test_e2e_real_clients.py) judge what the SDK does under the
 whole suite; these pin down the adapter's own part: the subscription's states are reported
@@ -15,10 +16,20 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx
 import pytest
 
-from harness.clients import ClientError, ClientEvent, ConnectOptions, HttpTarget, StdioTarget
-from harness.clients._sdk_mcp import McpSdkClient
+from harness.clients import (
+    Authorization,
+    ClientError,
+    ClientEvent,
+    ConnectOptions,
+    HttpTarget,
+    StdioTarget,
+)
+from harness.clients._ref_auth import parse_challenge
+from harness.clients._sdk_fastmcp import FastMcpClient
+from harness.clients._sdk_mcp import HeadlessBrowser, McpSdkClient
 from mock_servers._fixtures import fixtures_root
 from mock_servers._script import load_script
 from mock_servers._stdio import stdio_command
@@ -139,3 +150,64 @@ async def test_listen_is_refused_locally_before_2026(tmp_path: Path) -> None:
     assert refused.value.kind == "unsupported", refused.value
     assert sent(tmp_path, "subscriptions/listen") == []
     assert seen.states == []
+
+
+CODE_FLOW_SCRIPT = fixtures_root() / "auth" / "code-flow.json"
+HEADLESS = Authorization(
+    client_name="mcp-testbench adapter test", redirect_uri="http://127.0.0.1:33418/callback"
+)
+
+
+def auth_entries(tmp_path: Path, endpoint: str) -> list[dict[str, Any]]:
+    entries = read_transcript(tmp_path / "transcript.jsonl")["entries"]
+    return [e for e in entries if e["kind"] == "auth" and e.get("endpoint") == endpoint]
+
+
+@pytest.mark.parametrize("adapter", [McpSdkClient, FastMcpClient])
+async def test_the_sdks_own_flow_completes_with_the_headless_browser(
+    tmp_path: Path, adapter: type[McpSdkClient] | type[FastMcpClient]
+) -> None:
+    client = adapter()
+    assert "auth" in client.supports
+    with HttpMockServer(
+        load_script(CODE_FLOW_SCRIPT),
+        revision="2025-11-25",
+        transcript_path=tmp_path / "transcript.jsonl",
+    ) as server:
+        try:
+            with anyio.fail_after(BOUND):
+                # initialize goes out with the token the flow got (the SDKs list the tools
+                # after a call, which this script has no answer for)
+                await client.connect(
+                    HttpTarget(server.url), ConnectOptions(timeout=10.0, authorization=HEADLESS)
+                )
+        finally:
+            await client.close()
+    (registration,) = auth_entries(tmp_path, "register")
+    assert registration["metadata"]["client_name"] == HEADLESS.client_name
+    # The code the authorization endpoint redirected with is the one the SDK redeemed.
+    codes = [e["code"] for e in auth_entries(tmp_path, "authorize") if "code" in e]
+    redeemed = [e["params"]["code"] for e in auth_entries(tmp_path, "token")]
+    assert codes
+    assert redeemed == codes
+    assert any(e["outcome"] == "ok" and e["bearer_header"] for e in auth_entries(tmp_path, "mcp"))
+
+
+async def test_the_headless_browser_reports_an_authorization_endpoint_that_does_not_redirect(
+    tmp_path: Path,
+) -> None:
+    with HttpMockServer(
+        load_script(CODE_FLOW_SCRIPT),
+        revision="2025-11-25",
+        transcript_path=tmp_path / "transcript.jsonl",
+    ) as server:
+        async with httpx.AsyncClient(timeout=BOUND) as http:
+            challenge = (await http.post(server.url, json={})).headers["www-authenticate"]
+            prm_url = parse_challenge(challenge)["resource_metadata"]
+            issuer = (await http.get(prm_url)).json()["authorization_servers"][0]
+        browser = HeadlessBrowser()
+        with anyio.fail_after(BOUND), pytest.raises(ClientError, match="400 without a redirect"):
+            # An unknown client: RFC 6749 §4.1.2.1, answered at the endpoint, no redirect.
+            await browser.redirect_handler(f"{issuer}/authorize?client_id=nobody")
+        with pytest.raises(ClientError, match="before any redirect"):
+            await browser.callback_handler()

@@ -168,7 +168,8 @@ class Authorization:
     client_id: str | None = None
     """Pre-registered credentials: use these instead of registering (None: register)."""
     client_secret: str | None = None
-    """The pre-registered client's secret (None: a public client)."""
+    """The pre-registered client's secret, for client_secret_basic (RFC 7591 §2's default
+    method; None: a public client, method none)."""
 
 
 @dataclass(frozen=True)

@@ -19,14 +19,24 @@ Choices, and why:
   the client closes by default, which would leak one process per scenario.
 - fastmcp's default handlers stay: its log handler, and its default progress handler,
   which makes it ask for progress (`_meta.progressToken`) on every tools/call.
+- Authorization (`auth`): fastmcp's OAuth helper (`fastmcp.client.auth.OAuth`) on its
+  Streamable HTTP transport, given the client name, the redirect URI as its callback host
+  and port, and pre-registered credentials when there are any. Its `redirect_handler`
+  opens a browser and its `callback_handler` runs a callback server on the redirect URI's
+  port; a subclass replaces just these two with the headless browser's
+  (harness/clients/_sdk_mcp.py, `HeadlessBrowser`), so that fastmcp's configuration of the
+  SDK's OAuthClientProvider, and the SDK's flow beneath it, are what is judged.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
+from urllib.parse import urlsplit
 
 from harness.clients._contract import (
+    Authorization,
     ClientError,
     ClientEvent,
     ConnectOptions,
@@ -37,6 +47,7 @@ from harness.clients._contract import (
     Target,
 )
 from harness.clients._sdk_mcp import (
+    HeadlessBrowser,
     SdkHolder,
     deprecated_quietly,
     distribution_version,
@@ -51,6 +62,7 @@ from harness.clients._sdk_mcp import (
 if TYPE_CHECKING:
     import fastmcp
     import mcp_types
+    from fastmcp.client.auth import OAuth
     from fastmcp.client.transports import ClientTransport
     from mcp.client.session import IncomingMessage
 
@@ -105,6 +117,7 @@ class FastMcpClient:
             "logging",
             "progress",
             "cancel",
+            "auth",  # its OAuth helper, with the headless browser's handlers (`_oauth`)
         }
         # Driver protocol 1.1: fastmcp.Client has set_logging_level, complete,
         # list_resource_templates, set_roots and send_roots_list_changed. It has no
@@ -132,7 +145,7 @@ class FastMcpClient:
         # SDK does under `mode`, the only say its users have.
         try:
             client: fastmcp.Client[Any] = Client(
-                self._transport(target),
+                self._transport(target, options.authorization),
                 mode=self._mode,
                 timeout=options.timeout,
                 init_timeout=options.timeout,
@@ -150,7 +163,7 @@ class FastMcpClient:
         }
 
     @staticmethod
-    def _transport(target: Target) -> ClientTransport:
+    def _transport(target: Target, authorization: Authorization | None) -> ClientTransport:
         from fastmcp.client.transports import SSETransport, StdioTransport, StreamableHttpTransport
 
         if isinstance(target, StdioTarget):
@@ -161,7 +174,14 @@ class FastMcpClient:
         if isinstance(target, SseLegacyTarget):
             return SSETransport(target.url, headers=dict(target.headers) or None)
         assert isinstance(target, HttpTarget)
-        return StreamableHttpTransport(target.url, headers=dict(target.headers) or None)
+        headers = dict(target.headers) or None
+        if authorization is None:
+            return StreamableHttpTransport(target.url, headers=headers)
+        with warnings.catch_warnings():
+            # Its in-memory token store (the default) warns that tokens do not outlive
+            # the process: so it is meant here, one connection per client.
+            warnings.filterwarnings("ignore", "Using in-memory token storage", UserWarning)
+            return StreamableHttpTransport(target.url, headers=headers, auth=_oauth(authorization))
 
     def _handlers(self, handlers: Handlers) -> dict[str, Any]:
         """Handlers only for what the harness gave answers for: fastmcp declares a
@@ -351,3 +371,45 @@ class FastMcpClient:
             return
         self._state = "closed"
         await self._holder.close()
+
+
+def _oauth(authorization: Authorization) -> OAuth:
+    """fastmcp's OAuth helper as an application configures it, its browser headless.
+
+    The helper registers `http://<callback_host>:<callback_port>/callback`, so the redirect
+    URI is given as its host and port. A pre-registered client with a secret is declared
+    for client_secret_basic (RFC 7591 §2's default): the helper's own default for one is
+    client_secret_post, where the application must say what its registration is.
+    """
+    from fastmcp.client.auth import OAuth
+    from mcp.shared.auth import AuthorizationCodeResult
+
+    redirect = urlsplit(authorization.redirect_uri)
+    if redirect.scheme != "http" or redirect.path != "/callback" or redirect.port is None:
+        raise ClientError(
+            "unsupported",
+            f"fastmcp's OAuth helper registers http://host:port/callback only, not "
+            f"{authorization.redirect_uri!r}",
+        )
+    browser = HeadlessBrowser()
+
+    class HeadlessOAuth(OAuth):
+        async def redirect_handler(self, authorization_url: str) -> None:
+            await browser.redirect_handler(authorization_url)
+
+        async def callback_handler(self) -> AuthorizationCodeResult:
+            return await browser.callback_handler()
+
+    method = (
+        {"token_endpoint_auth_method": "client_secret_basic"}
+        if authorization.client_secret is not None
+        else None
+    )
+    return HeadlessOAuth(
+        client_name=authorization.client_name,
+        callback_host=redirect.hostname or "",
+        callback_port=redirect.port,
+        additional_client_metadata=method,
+        client_id=authorization.client_id,
+        client_secret=authorization.client_secret,
+    )

@@ -17,6 +17,13 @@ task that owns it from start to end; the operations themselves run in the caller
 as an application's would, so that cancelling the caller cancels the request the SDK's
 way (it sends notifications/cancelled).
 
+Authorization (`auth`): for a server behind OAuth 2.1 the adapter configures the SDK as
+an application does: an `OAuthClientProvider` (the SDK's whole flow: discovery,
+registration, PKCE, the token requests, step-up) on the HTTP client the SDK's Streamable HTTP
+transport uses, with an in-memory `TokenStorage` and the redirect and callback handlers of
+`HeadlessBrowser`, which only stand in for the user's browser (docs/driver-protocol.md,
+"Headless authorization").
+
 The SDK is imported when a client is made (`require`), never by importing `harness`.
 """
 
@@ -32,10 +39,12 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mappin
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, suppress
 from importlib import metadata
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from urllib.parse import parse_qs, urlsplit
 
 import anyio
 
 from harness.clients._contract import (
+    Authorization,
     ClientError,
     ClientEvent,
     ConnectOptions,
@@ -50,12 +59,15 @@ from harness.protocol import REVISIONS
 if TYPE_CHECKING:
     import mcp
     import mcp_types
+    from mcp.client.auth import OAuthClientProvider
     from mcp.client.session import ClientRequestContext, IncomingMessage
     from mcp.client.stdio import StdioServerParameters
     from mcp.shared._stream_protocols import ReadStream, WriteStream
+    from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthToken
     from mcp.shared.message import SessionMessage
 
 __all__ = [
+    "HeadlessBrowser",
     "McpSdkClient",
     "SdkHolder",
     "Subscriptions",
@@ -63,6 +75,7 @@ __all__ = [
     "distribution_version",
     "emit",
     "legacy_client",
+    "memory_token_storage",
     "modern_client",
     "require",
     "sampling_result",
@@ -284,19 +297,139 @@ def sampling_result(
 
 
 @asynccontextmanager
-async def _http_with_headers(
-    url: str, headers: Mapping[str, str]
+async def _http_client_of_our_own(
+    url: str, headers: Mapping[str, str], auth: OAuthClientProvider | None
 ) -> AsyncIterator[tuple[ReadStream[SessionMessage | Exception], WriteStream[SessionMessage]]]:
-    # The SDK's way to send extra headers: a client of its own making, passed in (and
-    # then closed by the caller). Only used when the harness asks for headers.
+    # The SDK's way to send extra headers or to authorize: an HTTP client of the
+    # application's making, passed in (and then closed by the caller). Only used when the
+    # harness asks for headers or authorization.
     from mcp.client.streamable_http import streamable_http_client
     from mcp.shared._httpx_utils import create_mcp_http_client
 
     async with (
-        create_mcp_http_client(headers=dict(headers)) as http_client,
+        create_mcp_http_client(headers=dict(headers), auth=auth) as http_client,
         streamable_http_client(url, http_client=http_client) as streams,
     ):
         yield streams
+
+
+class HeadlessBrowser:
+    """The user's browser in an authorization, headless: what the SDKs' redirect handler
+    and callback handler stand for (docs/driver-protocol.md, "Headless authorization").
+
+    `redirect_handler` gets the authorization URL the client built and fetches it without
+    following the redirect (the harness's authorization endpoint approves at once with a
+    302); `callback_handler` then hands the client the query of that redirect, as its
+    callback server would have received it: the code, the state and the iss, unchecked.
+    Everything else (what the URL holds, whether state and iss match, the token requests)
+    is the client's own doing.
+    """
+
+    def __init__(self) -> None:
+        self._redirect: str | None = None
+
+    async def redirect_handler(self, authorization_url: str) -> None:
+        import httpx2
+
+        async with httpx2.AsyncClient(follow_redirects=False) as http:
+            response = await http.get(authorization_url)
+        location = response.headers.get("location")
+        if location is None:
+            body = response.text[:300]
+            raise ClientError(
+                "other",
+                f"the authorization endpoint answered {response.status_code} without a "
+                f"redirect: {body}",
+            )
+        self._redirect = location
+
+    def redirected_to(self) -> dict[str, str]:
+        """The query of the last redirect (each parameter's first value), once."""
+        location, self._redirect = self._redirect, None
+        if location is None:
+            raise ClientError("other", "the callback was awaited before any redirect")
+        query = parse_qs(urlsplit(location).query, keep_blank_values=True)
+        return {name: values[0] for name, values in query.items()}
+
+    async def callback_handler(self) -> AuthorizationCodeResult:
+        from mcp.shared.auth import AuthorizationCodeResult
+
+        query = self.redirected_to()
+        if "code" not in query:
+            # What a callback page shows when the server refused (RFC 6749 §4.1.2.1).
+            raise ClientError(
+                "other",
+                f"the authorization server refused: {query.get('error')}: "
+                f"{query.get('error_description', '')}",
+            )
+        return AuthorizationCodeResult(
+            code=query["code"], state=query.get("state"), iss=query.get("iss")
+        )
+
+
+class _MemoryTokenStorage:
+    """The SDK's TokenStorage protocol, kept in memory for one connection."""
+
+    def __init__(self, client_info: OAuthClientInformationFull | None) -> None:
+        self._tokens: OAuthToken | None = None
+        self._client_info = client_info
+
+    async def get_tokens(self) -> OAuthToken | None:
+        return self._tokens
+
+    async def set_tokens(self, tokens: OAuthToken) -> None:
+        self._tokens = tokens
+
+    async def get_client_info(self) -> OAuthClientInformationFull | None:
+        return self._client_info
+
+    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
+        self._client_info = client_info
+
+
+def memory_token_storage(authorization: Authorization) -> _MemoryTokenStorage:
+    """In-memory token storage; holding the pre-registered client when there is one.
+
+    The SDK takes pre-registered credentials as stored client information. It has no
+    default token endpoint authentication method for them (it sends no secret without
+    one), so they are stored with the method a pre-registered client with a secret uses
+    by default: client_secret_basic (RFC 7591 §2's default, and the method RFC 6749 §2.3.1
+    makes every authorization server support); `none` for a public client.
+    """
+    from mcp.shared.auth import OAuthClientInformationFull
+
+    if authorization.client_id is None:
+        return _MemoryTokenStorage(None)
+    secret = authorization.client_secret
+    info = OAuthClientInformationFull(
+        client_id=authorization.client_id,
+        client_secret=secret,
+        client_name=authorization.client_name,
+        redirect_uris=[authorization.redirect_uri],  # type: ignore[list-item]
+        token_endpoint_auth_method="none" if secret is None else "client_secret_basic",
+    )
+    return _MemoryTokenStorage(info)
+
+
+def oauth_provider(server_url: str, authorization: Authorization) -> OAuthClientProvider:
+    """The SDK's OAuthClientProvider as an application configures it: its client name and
+    redirect URI (the rest of the client metadata the SDK's defaults), token storage, and
+    the headless browser's handlers."""
+    from mcp.client.auth import OAuthClientProvider
+    from mcp.shared.auth import OAuthClientMetadata
+
+    browser = HeadlessBrowser()
+    metadata = OAuthClientMetadata(
+        client_name=authorization.client_name,
+        redirect_uris=[authorization.redirect_uri],  # type: ignore[list-item]
+    )
+    return OAuthClientProvider(
+        server_url=server_url,
+        client_metadata=metadata,
+        storage=memory_token_storage(authorization),
+        redirect_handler=browser.redirect_handler,
+        callback_handler=browser.callback_handler,
+    )
 
 
 class McpSdkClient:
@@ -345,6 +478,9 @@ class McpSdkClient:
             "logging",
             "progress",
             "cancel",
+            # OAuthClientProvider on the Streamable HTTP client, with the headless
+            # browser's handlers (`oauth_provider`).
+            "auth",
         }
         # Driver protocol 1.1: mcp.Client has set_logging_level, subscribe_resource and
         # unsubscribe_resource, complete, list_resource_templates and send_roots_list_changed
@@ -376,7 +512,7 @@ class McpSdkClient:
         # `mode` is the only say an application has, and it comes from the factory.
         try:
             client = Client(
-                self._server(target),
+                self._server(target, options.authorization),
                 mode=self._mode,
                 read_timeout_seconds=options.timeout,
                 message_handler=self._on_message,
@@ -393,7 +529,7 @@ class McpSdkClient:
         }
 
     def _server(
-        self, target: Target
+        self, target: Target, authorization: Authorization | None
     ) -> str | StdioServerParameters | AbstractAsyncContextManager[Any]:
         from mcp.client.sse import sse_client
         from mcp.client.stdio import StdioServerParameters
@@ -405,8 +541,11 @@ class McpSdkClient:
         if isinstance(target, SseLegacyTarget):
             return sse_client(target.url, headers=dict(target.headers) or None)
         assert isinstance(target, HttpTarget)
+        if authorization is not None:
+            auth = oauth_provider(target.url, authorization)
+            return _http_client_of_our_own(target.url, target.headers, auth)
         if target.headers:
-            return _http_with_headers(target.url, target.headers)
+            return _http_client_of_our_own(target.url, target.headers, None)
         return target.url  # what an application passes: the SDK's own HTTP client
 
     def _callbacks(self, handlers: Handlers) -> dict[str, Any]:

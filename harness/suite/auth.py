@@ -930,7 +930,7 @@ SCENARIOS = [
         "auth/migration.json",
         checks=("auth.tokens-stay-with-their-server",),
         drive=connect_and_call_thrice,
-        description="after two MCP requests the resource trusts a second authorization "
+        description="after two tool calls the resource trusts a second authorization "
         "server only (its metadata names it, the first's tokens get 401); three calls",
         requires=frozenset({"auth"}),
     ),

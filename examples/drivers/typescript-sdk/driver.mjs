@@ -12,6 +12,7 @@
 import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 
+import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport, SseError } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -32,6 +33,9 @@ import {
 const PROTOCOL = 'mcp-testbench-driver/1.1';
 const CANCELLED = 'cancelled by the harness';
 const MAX_PAGES = 1000;
+// Authorizations the application completes for one command before it gives up (the SDK
+// ends a repeated step-up itself; this only keeps a driver from looping on its own).
+const MAX_AUTHORIZATIONS = 3;
 // The revisions the harness knows that this SDK negotiates (it has none of 2026-07-28).
 const REVISIONS = SUPPORTED_PROTOCOL_VERSIONS.filter((v) => v >= '2024-11-05').sort();
 
@@ -67,11 +71,110 @@ const session = {
   protocolVersion: undefined, // as the initialize result carried it
   serverErrors: new Set(), // messages of JSON-RPC errors the server really sent
   roots: null, // the roots the client answers roots/list with (set_roots changes them)
+  auth: null, // the HeadlessAuthProvider, when connect gave `authorization`
 };
 const fresh = { ...session, serverErrors: null }; // what `reset` starts the next client from
 const running = new Map(); // command id -> { controller, done }
 
-function makeTransport(spec) {
+// Headless authorization (docs/driver-protocol.md): the SDK's OAuthClientProvider as an
+// application implements it. The SDK itself discovers the servers, registers, builds the
+// authorization URL (PKCE, resource, scope) and makes the token requests; the provider
+// only keeps what the SDK hands it, in memory, and plays the user's browser: it fetches the
+// authorization URL without following the redirect and keeps where it was sent. The
+// application then hands the code to `transport.finishAuth` and tries again
+// (`authorized`). The SDK's API takes the code alone: the `iss` of the response has no
+// way in, and `state` is the provider's to make and check, so this provider has none
+// (the SDK then sends none).
+class HeadlessAuthProvider {
+  constructor(authorization) {
+    this.authorization = authorization;
+    this.preRegistered =
+      authorization.clientId == null
+        ? undefined
+        : {
+            client_id: authorization.clientId,
+            ...(authorization.clientSecret == null
+              ? {}
+              : { client_secret: authorization.clientSecret }),
+          };
+    this.client = this.preRegistered;
+    this.savedTokens = undefined;
+    this.verifier = undefined;
+    this.redirect = null; // where the authorization endpoint sent the browser, not yet used
+  }
+
+  get redirectUrl() {
+    return this.authorization.redirectUri;
+  }
+
+  get clientMetadata() {
+    return {
+      client_name: this.authorization.clientName,
+      redirect_uris: [this.authorization.redirectUri],
+    };
+  }
+
+  clientInformation() {
+    return this.client;
+  }
+
+  saveClientInformation(information) {
+    this.client = information;
+  }
+
+  tokens() {
+    return this.savedTokens;
+  }
+
+  saveTokens(tokens) {
+    this.savedTokens = tokens;
+  }
+
+  saveCodeVerifier(verifier) {
+    this.verifier = verifier;
+  }
+
+  codeVerifier() {
+    if (this.verifier === undefined) throw new Failure('other', 'no code verifier was saved');
+    return this.verifier;
+  }
+
+  invalidateCredentials(scope) {
+    if (scope === 'all' || scope === 'client') this.client = this.preRegistered;
+    if (scope === 'all' || scope === 'tokens') this.savedTokens = undefined;
+    if (scope === 'all' || scope === 'verifier') this.verifier = undefined;
+  }
+
+  async redirectToAuthorization(authorizationUrl) {
+    const response = await fetch(authorizationUrl, { redirect: 'manual' });
+    await response.body?.cancel();
+    const location = response.headers.get('location');
+    if (!location) {
+      throw new Failure(
+        'other',
+        `the authorization endpoint answered ${response.status} without a redirect`,
+      );
+    }
+    this.redirect = new URL(location, authorizationUrl);
+  }
+
+  // The code of the redirect since the last call (null: there was none), as the
+  // application's callback page would have received it.
+  takeCode() {
+    const { redirect } = this;
+    this.redirect = null;
+    if (redirect === null) return null;
+    const code = redirect.searchParams.get('code');
+    if (code === null) {
+      const error = redirect.searchParams.get('error');
+      const description = redirect.searchParams.get('error_description') ?? '';
+      throw new Failure('other', `the authorization server refused: ${error}: ${description}`);
+    }
+    return code;
+  }
+}
+
+function makeTransport(spec, authProvider) {
   switch (spec?.type) {
     case 'stdio': {
       const [command, ...args] = spec.command;
@@ -81,6 +184,7 @@ function makeTransport(spec) {
     case 'http':
       return new StreamableHTTPClientTransport(new URL(spec.url), {
         requestInit: { headers: spec.headers ?? {} },
+        ...(authProvider ? { authProvider } : {}),
       });
     case 'sse-legacy':
       return new SSEClientTransport(new URL(spec.url), {
@@ -91,12 +195,41 @@ function makeTransport(spec) {
   }
 }
 
+// What an application does when the SDK throws UnauthorizedError after sending the user
+// to authorize: once the redirect has come back, it hands the code to the transport and
+// tries again. Any other failure, or one without a redirect, is the command's.
+async function authorized(attempt) {
+  for (let round = 0; ; round += 1) {
+    try {
+      return await attempt();
+    } catch (error) {
+      const code = error instanceof UnauthorizedError ? session.auth?.takeCode() : null;
+      if (code == null || round >= MAX_AUTHORIZATIONS) throw error;
+      await session.transport.finishAuth(code);
+    }
+  }
+}
+
 async function connect(command, signal) {
   if (session.client) throw new Failure('other', 'connect was already sent');
   const wanted = command.protocolVersion;
   if (wanted && !REVISIONS.includes(wanted)) {
     throw new Failure('unsupported', `the TypeScript SDK does not speak ${wanted}`);
   }
+  session.timeoutMs = command.timeoutMs ?? session.timeoutMs;
+  if (command.authorization) session.auth = new HeadlessAuthProvider(command.authorization);
+  // A connection that needed the user's authorization failed with UnauthorizedError; the
+  // application then connects afresh (a transport starts once), as the SDK's examples do.
+  await authorized(async () => {
+    if (session.client) await bounded(session.client.close(), 2000);
+    openClient(command);
+    await session.client.connect(session.transport, { signal, timeout: session.timeoutMs });
+  });
+  const { client } = session;
+  return { protocolVersion: session.protocolVersion, serverInfo: client.getServerVersion() ?? {} };
+}
+
+function openClient(command) {
   // The SDK always offers its latest revision and accepts an older one from the server;
   // its API cannot prefer another, so `protocolVersion` is left to the server to pick.
   const handlers = command.handlers ?? {};
@@ -118,7 +251,7 @@ async function connect(command, signal) {
     client.setRequestHandler(ListRootsRequestSchema, () => ({ roots: session.roots }));
   }
   // Every notification the SDK has no handler of its own for reaches the application here.
-  // Nothing from a client that a `reset` has thrown away.
+  // Nothing from a client that a `reset` (or a new connection attempt) has thrown away.
   client.fallbackNotificationHandler = async (n) => {
     if (session.client !== client) return;
     write({ event: 'notification', method: n.method, params: n.params ?? {} });
@@ -128,9 +261,9 @@ async function connect(command, signal) {
     write({ event: 'log', text: `client error: ${error?.message ?? error}` });
   };
   client.onclose = () => {
-    session.closed = true;
+    if (session.client === client) session.closed = true;
   };
-  const transport = makeTransport(command.transport);
+  const transport = makeTransport(command.transport, session.auth);
   // Protocol.connect() chains a handler that is already set: this one sees every message
   // first and remembers what tells server-sent errors apart from the SDK's own McpErrors.
   transport.onmessage = (message) => {
@@ -140,9 +273,7 @@ async function connect(command, signal) {
       session.protocolVersion = message.result.protocolVersion;
     }
   };
-  Object.assign(session, { client, transport, timeoutMs: command.timeoutMs ?? session.timeoutMs });
-  await client.connect(transport, { signal, timeout: session.timeoutMs });
-  return { protocolVersion: session.protocolVersion, serverInfo: client.getServerVersion() ?? {} };
+  Object.assign(session, { client, transport, closed: false });
 }
 
 // A task-augmented tools/call (2025-11-25 tasks, the SDK's experimental task API). Its
@@ -187,8 +318,14 @@ async function perform(command, signal) {
     Object.assign(session, fresh, { serverErrors: new Set() });
     return {};
   }
+  if (!session.client) throw new Failure('other', `${command.op} before connect`);
+  // A server behind OAuth may ask for a new authorization at any request (an expired
+  // token, a step-up): the application authorizes and sends the request again.
+  return authorized(() => operate(command, signal));
+}
+
+async function operate(command, signal) {
   const { client } = session;
-  if (!client) throw new Failure('other', `${command.op} before connect`);
   const options = { signal, timeout: session.timeoutMs };
   switch (command.op) {
     case 'list_tools':
@@ -327,6 +464,8 @@ write({
   supports: [
     'stdio', 'http', 'sse-legacy', 'tools', 'resources', 'prompts', 'sampling', 'elicitation',
     'roots', 'ping', 'cancel', 'progress', 'logging', ...REVISIONS,
+    // OAuth through the SDK's auth provider, the browser step headless (HeadlessAuthProvider).
+    'auth',
     // 1.1 operations: every one but listen (a 2026-07-28 request; the SDK has no 2026).
     // tasks: the SDK's experimental task API (client.experimental.tasks).
     'set_log_level', 'subscribe_resource', 'complete', 'list_resource_templates', 'set_roots',

@@ -249,10 +249,20 @@ def _serve(address: str) -> int:
     # (the send gate checks each message a mock writes): the children inherit it all.
     import mock_servers._stdio  # noqa: F401
     from harness.protocol import REVISIONS, validate
+    from mock_servers._version import package_version
 
     for revision in REVISIONS:
         for direction in ("client", "server"):
             validate({"jsonrpc": "2.0", "id": 0, "result": {}}, revision, direction)
+    # What a mock pays on its first lines otherwise (about 50 ms a start): anyio imports
+    # its asyncio backend (and asyncio itself) only when `anyio.run` is first called, and
+    # its signal receiver when the mock opens one; the version in the transcript's start
+    # entry reads the package metadata. Imports only: no event loop runs here, so no
+    # thread exists when the pool forks.
+    import anyio._backends._asyncio
+    import anyio._core._signals  # noqa: F401
+
+    package_version()
     # What is loaded now is never garbage: the children's collector skips it (and so
     # does not touch, and copy, the pages they share with the pool).
     gc.collect()

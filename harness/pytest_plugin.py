@@ -178,7 +178,12 @@ def pytest_configure(config: pytest.Config) -> None:
                 f"--mcp-report {report!r}: the file name must end in .json, .md or .html"
             )
     config.stash[_STASH_RUNS] = {}
-    config.pluginmanager.register(_Recorder(config), "mcp-testbench-recorder")
+    if not hasattr(config, "workerinput"):
+        # The controller (or a run without xdist) keeps the verdicts and writes the
+        # reports. A pytest-xdist worker's verdicts reach the controller in its reports;
+        # a worker that also wrote every report of its half and a summary nobody sees
+        # spent seconds of the run's end on them.
+        config.pluginmanager.register(_Recorder(config), "mcp-testbench-recorder")
     config.stash[_STASH_BASELINE] = baseline
 
 

@@ -592,6 +592,38 @@ def test_the_summary_is_printed_once_with_xdist(pytester: pytest.Pytester) -> No
     assert junit.count("<system-out>mcp-testbench ") == 5
 
 
+def test_under_xdist_only_the_controller_writes_the_reports(pytester: pytest.Pytester) -> None:
+    """A worker's verdicts travel to the controller, which writes every report once; the
+    workers write none (each wrote its half's reports at its end, and the run waited)."""
+    writers = pytester.path / "writers.txt"
+    pytester.makeconftest(
+        f"""
+import harness._report
+
+_write_reports = harness._report.write_reports
+ROLE = []
+
+def pytest_configure(config):
+    ROLE.append("worker" if hasattr(config, "workerinput") else "controller")
+
+def _noted(results, path):
+    with open({str(writers)!r}, "a", encoding="utf-8") as log:
+        log.write(ROLE[0] + "\\n")
+    return _write_reports(results, path)
+
+harness._report.write_reports = _noted
+"""
+    )
+    report = pytester.path / "r.json"
+    result = pytester.runpytest_subprocess(
+        REFERENCE, *NARROW, "-n", "2", "-k", "tools", f"--mcp-report={report}", timeout=300
+    )
+    assert result.ret == 0, result.stdout.str()
+    assert writers.read_text(encoding="utf-8").split() == ["controller"]
+    outcomes = result.parseoutcomes()
+    assert len(_results(report)) == outcomes.get("passed", 0) + outcomes.get("skipped", 0) > 0
+
+
 def test_baseline_expects_a_blocked_item_like_a_failure(pytester: pytest.Pytester) -> None:
     base = _baseline(pytester, {"fake.blocked": "blocked until fake.fail is fixed"})
     result = _every_status(pytester, "-k", "blocked", base)

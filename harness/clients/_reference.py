@@ -91,6 +91,7 @@ _CLOSE_BOUND = 10.0
 _MAX_RELISTENS = 5  # LISTEN: subscriptions/listen opened again at most this often
 
 
+@functools.cache  # reading the package metadata costs milliseconds; it names every run
 def _package_version() -> str:
     try:
         return metadata.version("mcp-testbench")

@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field
 from importlib import metadata
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import anyio
 import httpx
@@ -173,6 +173,11 @@ class ReferenceClient:
     `http_client_factory` returns the `httpx.AsyncClient` for the HTTP transports (the
     harness passes one on an in-process ASGI transport); the client closes it on `close()`.
     """
+
+    #: Instances keep all their state to themselves (each on its own thread and event
+    #: loop), so the harness may run several scenarios with it at once in one process
+    #: (`--mcp-concurrency`).
+    concurrent_instances: ClassVar[bool] = True
 
     #: The transport classes (tests substitute broken ones: tests/test_mutations*.py).
     _stdio_transport: type[StdioTransport] = StdioTransport

@@ -22,7 +22,6 @@ import array
 import contextlib
 import errno
 import gc
-import json
 import os
 import selectors
 import signal
@@ -131,8 +130,9 @@ class StdioPool:
 # -- the pool process ---------------------------------------------------------------------
 
 
-def _receive(conn: socket.socket) -> tuple[dict[str, object], list[int]] | None:
-    """The launcher's request and its stdout and stderr, or None for a broken one."""
+def _receive(conn: socket.socket) -> tuple[str, list[str], list[int]] | None:
+    """The launcher's request (its working folder and the mock's arguments) and its stdout
+    and stderr, or None for a broken one."""
     fds = array.array("i")
     try:
         header, ancillary, _flags, _addr = conn.recvmsg(4, socket.CMSG_SPACE(2 * fds.itemsize))
@@ -148,10 +148,10 @@ def _receive(conn: socket.socket) -> tuple[dict[str, object], list[int]] | None:
             if not part:
                 raise ValueError("short request")
             body += part
-        request = json.loads(body)
-        if len(fds) != 2 or not isinstance(request, dict):
+        if len(fds) != 2 or not body.endswith(b"\0"):
             raise ValueError("bad request")
-        return request, list(fds)
+        cwd, *argv = (os.fsdecode(part) for part in body[:-1].split(b"\0"))
+        return cwd, argv, list(fds)
     except (OSError, ValueError):
         for fd in fds:
             with contextlib.suppress(OSError):
@@ -159,7 +159,7 @@ def _receive(conn: socket.socket) -> tuple[dict[str, object], list[int]] | None:
         return None
 
 
-def _child(conn: socket.socket, request: dict[str, object], fds: list[int]) -> None:
+def _child(conn: socket.socket, cwd: str, argv: list[str], fds: list[int]) -> None:
     """In the forked child: become the mock on the launcher's descriptors; never returns."""
     code = 1
     try:
@@ -175,7 +175,7 @@ def _child(conn: socket.socket, request: dict[str, object], fds: list[int]) -> N
         os.dup2(stdin_r, 0)
         os.close(stdin_r)
         with contextlib.suppress(OSError):
-            os.chdir(str(request.get("cwd") or "."))
+            os.chdir(cwd or ".")
         threading.Thread(
             target=_stdin_from_launcher,
             args=(conn, stdin_w),
@@ -184,8 +184,7 @@ def _child(conn: socket.socket, request: dict[str, object], fds: list[int]) -> N
         ).start()
         from mock_servers._stdio import main
 
-        argv = request.get("argv")
-        code = main([str(a) for a in argv] if isinstance(argv, list) else [])
+        code = main(argv)
     except SystemExit as exc:  # argparse
         code = exc.code if isinstance(exc.code, int) else 2
     except BaseException:
@@ -299,7 +298,7 @@ def _serve(address: str) -> int:
                     if received is None:
                         conn.close()
                         continue
-                    request, fds = received
+                    cwd, argv, fds = received
                     sys.stdout.flush()
                     pid = os.fork()
                     if pid == 0:
@@ -309,7 +308,7 @@ def _serve(address: str) -> int:
                             other.close()
                         os.close(wake_r)
                         os.close(wake_w)
-                        _child(conn, request, fds)
+                        _child(conn, cwd, argv, fds)
                     for fd in fds:
                         os.close(fd)
                     children[pid] = conn

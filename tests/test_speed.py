@@ -98,6 +98,24 @@ def _crash(argv: list[str]) -> int:
         return process.wait(WAIT)
 
 
+def test_a_pooled_mock_gets_the_launchers_folder_and_arguments_as_they_are(
+    pool: StdioPool, tmp_path: Path
+) -> None:
+    folder = tmp_path / "dossier é, with spaces"
+    folder.mkdir()
+    relative = Path("transcript ü.jsonl")  # resolved against the launcher's folder
+    argv = pool.command(_mock("tools/list-and-call.json", relative))
+    process = subprocess.Popen(
+        argv, cwd=folder, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    with process:
+        assert _initialize(process)["result"]["protocolVersion"] == "2025-11-25"
+        assert process.stdin is not None
+        process.stdin.close()
+        assert process.wait(WAIT) == 0
+    assert read_transcript(folder / relative)["entries"][0]["kind"] == "start"
+
+
 def test_a_crash_fault_exit_code_reaches_the_client(pool: StdioPool) -> None:
     plain = _mock("stdio/faults.json")
     assert _crash(pool.command(plain)) == _crash(plain) == 3  # the script's exit_code

@@ -286,19 +286,23 @@ def test_concurrent_runs_overlap_in_a_worker_and_each_scenario_still_runs_once(
     log = pytester.path / "clients.txt"
     pytester.makepyfile(
         counting=f"""
+import itertools
 import os
 import time
 from harness.clients import ReferenceClient
 
+MADE = itertools.count()
+
 class Logged(ReferenceClient):
     def __init__(self):
         super().__init__()
+        self.number = next(MADE)
         self.opened = time.monotonic()
 
     async def close(self):
         await super().close()
         with open({str(log)!r}, "a") as out:
-            out.write(f"{{os.getpid()}} {{id(self)}} {{self.opened}} {{time.monotonic()}}\\n")
+            out.write(f"{{os.getpid()}} {{self.number}} {{self.opened}} {{time.monotonic()}}\\n")
 
 def make_client():
     return Logged()

@@ -66,7 +66,9 @@ def whole_run(label: str, option: str, workers: int, timeout: float, *, pool: bo
         (folder / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
         report = folder / "results.json"
         argv = [sys.executable, "-m", "pytest", "-c", str(folder / "pytest.ini")]
-        argv += ["--rootdir", str(folder), "-p", "no:cacheprovider", "-q", "-n", str(workers)]
+        argv += ["--rootdir", str(folder), "-q", "-n", str(workers)]
+        # The plugins `mcp-testbench run` turns off (harness/_run_suite.py).
+        argv += ["-p", "no:cacheprovider", "-p", "no:hypothesispytest"]
         argv += [option, "--mcp-report", str(report), str(folder)]
         start = time.monotonic()
         try:

@@ -37,7 +37,11 @@ def run_suite(
 ) -> int:
     """Run the suite; write the reports into `report_dir` (None: no report folder);
     return pytest's exit code (non-zero when an item FAILs or is BLOCKED)."""
-    args = ["-p", "no:cacheprovider", "-q", f"--mcp-timeout={timeout}"]
+    # Hypothesis's pytest plugin imports all of Hypothesis (about a second) to print its
+    # terminal summary, in every pytest-xdist worker and the controller; this run collects
+    # nothing but the suite, which has no Hypothesis test.
+    args = ["-p", "no:cacheprovider", "-p", "no:hypothesispytest", "-q"]
+    args.append(f"--mcp-timeout={timeout}")
     if driver:
         args.append(f"--mcp-driver={driver}")
     else:

@@ -18,7 +18,8 @@ from __future__ import annotations
 import importlib
 import json
 import shlex
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,14 +32,24 @@ if TYPE_CHECKING:
     from harness._verdicts import Verdict
     from harness.clients._contract import McpClient
 
-__all__ = ["McpCheckFailed", "mcp_client_factory"]
+__all__ = [
+    "CONCURRENT_RUNS",
+    "McpCheckFailed",
+    "concurrent_runs",
+    "mcp_client_factory",
+    "run_groups",
+]
 
 _RESULT_PROPERTY = "mcp_result"
 _SUITE = "mcp-testbench"
+CONCURRENT_RUNS = 2
+"""Scenario runs at once per process when the client allows it: most of a run is waiting
+(on the client, on the mock's scripted delays), so a second run fills that time."""
 _STASH_RUNS: pytest.StashKey[dict[tuple[str, str, str], ScenarioRun]] = pytest.StashKey()
 _STASH_BASELINE: pytest.StashKey[Baseline | None] = pytest.StashKey()
 _STASH_SELECT: pytest.StashKey[list[str]] = pytest.StashKey()
 _STASH_FACTORY: pytest.StashKey[Callable[[], McpClient]] = pytest.StashKey()
+_STASH_GROUPS: pytest.StashKey[dict[str, list[McpRun]]] = pytest.StashKey()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -76,6 +87,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=10.0,
         metavar="SECONDS",
         help="time a client may take for each operation (default 10); longer is a hang, never a pass",
+    )
+    group.addoption(
+        "--mcp-concurrency",
+        type=int,
+        default=None,
+        metavar="N",
+        help="scenario runs carried out at once in each pytest process (default: "
+        f"{CONCURRENT_RUNS} for a driver, whose runs each have a driver process, and for a "
+        "client whose factory declares `concurrent_instances = True`; otherwise 1)",
     )
     group.addoption(
         "--mcp-baseline",
@@ -157,6 +177,9 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError("give --mcp-client or --mcp-driver, not both")
     if config.getoption("mcp_timeout") <= 0:
         raise pytest.UsageError("--mcp-timeout must be a positive number of seconds")
+    concurrency = config.getoption("mcp_concurrency")
+    if concurrency is not None and concurrency < 1:
+        raise pytest.UsageError("--mcp-concurrency must be 1 or more scenario runs at once")
     baseline_path = config.getoption("mcp_baseline")
     baseline = None
     if baseline_path:
@@ -178,7 +201,12 @@ def pytest_configure(config: pytest.Config) -> None:
                 f"--mcp-report {report!r}: the file name must end in .json, .md or .html"
             )
     config.stash[_STASH_RUNS] = {}
-    config.pluginmanager.register(_Recorder(config), "mcp-testbench-recorder")
+    if not hasattr(config, "workerinput"):
+        # The controller (or a run without xdist) keeps the verdicts and writes the
+        # reports. A pytest-xdist worker's verdicts reach the controller in its reports;
+        # a worker that also wrote every report of its half and a summary nobody sees
+        # spent seconds of the run's end on them.
+        config.pluginmanager.register(_Recorder(config), "mcp-testbench-recorder")
     config.stash[_STASH_BASELINE] = baseline
 
 
@@ -375,6 +403,7 @@ class McpRun(pytest.Collector):
         self.scenario = scenario
         self.revision = revision
         self.transport = transport
+        self.key = (scenario.id, revision, transport)
 
     def collect(self) -> Iterator[pytest.Item]:
         from harness._catalogue import CATALOGUE
@@ -467,13 +496,84 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """Under pytest-xdist, the items of one scenario run go to one worker (as with
     `--dist loadscope`), without any flag: a run is one mock server and one client
     session, and its items are judged from it, so spreading them over workers would run
-    the scenario once per worker. Only xdist's default distribution is replaced; an
-    explicit other `--dist` mode is left as asked."""
+    the scenario once per worker. With `concurrent_runs` above 1 the unit is a group of
+    runs (`run_groups`), which the worker carries out at once. Only xdist's default
+    distribution is replaced; an explicit other `--dist` mode is left as asked (and then
+    each process carries out one run at a time)."""
     if not _active(config) or config.getvalue("dist") != "load":
         return None
     from xdist.scheduler import LoadScopeScheduling  # type: ignore[import-untyped]
 
-    return LoadScopeScheduling(config, log)
+    size = concurrent_runs(config)
+
+    class RunGroupScheduling(LoadScopeScheduling):  # type: ignore[misc]
+        """LoadScope whose scope is a run's group: the same groups as the workers make."""
+
+        groups: dict[str, int] | None = None
+
+        def _split_scope(self, nodeid: str) -> str:
+            scope = str(super()._split_scope(nodeid))
+            if self.groups is None:
+                collection: list[str] = next(iter(self.registered_collections.values()), [])
+                self.groups = run_groups(_run_ids(collection), size)
+            group = self.groups.get(scope)
+            return scope if group is None else f"{_SUITE}::group {group}"
+
+    return RunGroupScheduling(config, log) if size > 1 else LoadScopeScheduling(config, log)
+
+
+def concurrent_runs(config: pytest.Config) -> int:
+    """How many scenario runs one pytest process carries out at once: --mcp-concurrency,
+    else CONCURRENT_RUNS for a driver (each run has a driver process of its own) and for
+    a factory that declares `concurrent_instances = True` (the reference client), else 1:
+    an unknown client may keep state that two sessions in one process would share."""
+    asked = config.getoption("mcp_concurrency", None)
+    if asked is not None:
+        return int(asked)
+    if config.getoption("mcp_driver", None):
+        return CONCURRENT_RUNS
+    factory = config.stash.get(_STASH_FACTORY, None)
+    return CONCURRENT_RUNS if getattr(factory, "concurrent_instances", False) is True else 1
+
+
+def run_groups(run_ids: Iterable[str], size: int) -> dict[str, int]:
+    """Each run's group: consecutive runs in collection order, `size` to a group (runs of
+    one scenario are neighbours, so their scripted waits overlap)."""
+    groups: dict[str, int] = {}
+    for run_id in run_ids:
+        groups.setdefault(run_id, len(groups) // size)
+    return groups
+
+
+def _run_ids(nodeids: Iterable[str]) -> Iterator[str]:
+    """The run ids (`mcp-testbench::<run>`) of the suite's check items, in order."""
+    for nodeid in nodeids:
+        if nodeid.startswith(_SUITE + "::") and nodeid.count("::") == 2:
+            yield nodeid.rsplit("::", 1)[0]
+
+
+def _group_of(run_node: McpRun) -> list[McpRun]:
+    """The runs carried out together with `run_node` (itself included), in collection
+    order: its group when runs are grouped (no xdist, or the plugin's scheduler), else
+    itself alone. The same groups as the scheduler's: both number the collected runs."""
+    config = run_node.config
+    if config.getoption("dist", "no") not in ("no", "load"):
+        return [run_node]
+    size = concurrent_runs(config)
+    if size == 1:
+        return [run_node]
+    by_run = config.stash.get(_STASH_GROUPS, None)
+    if by_run is None:
+        nodes: dict[str, McpRun] = {}
+        for item in run_node.session.items:
+            if isinstance(item, McpCheckItem) and isinstance(item.parent, McpRun):
+                nodes.setdefault(item.parent.nodeid, item.parent)
+        numbers = run_groups(nodes, size)
+        members: dict[int, list[McpRun]] = {}
+        for nodeid, node in nodes.items():
+            members.setdefault(numbers[nodeid], []).append(node)
+        by_run = config.stash[_STASH_GROUPS] = {n: members[numbers[n]] for n in nodes}
+    return by_run.get(run_node.nodeid, [run_node])
 
 
 # -- running one check ------------------------------------------------------------------------
@@ -490,15 +590,25 @@ def _run_check(mcp_client_factory: Callable[[], McpClient], request: pytest.Fixt
     assert isinstance(run_node, McpRun)
     config = item.config
     runs = config.stash[_STASH_RUNS]
-    key = (run_node.scenario.id, run_node.revision, run_node.transport)
+    key = run_node.key
     if key not in runs:
-        runs[key] = execute(
-            run_node.scenario,
-            run_node.revision,
-            run_node.transport,
-            mcp_client_factory,
-            op_timeout=config.getoption("mcp_timeout"),
-        )
+        pending = [node for node in _group_of(run_node) if node.key not in runs]
+        timeout = config.getoption("mcp_timeout")
+
+        def carry_out(node: McpRun) -> ScenarioRun:
+            return execute(
+                node.scenario, node.revision, node.transport, mcp_client_factory, op_timeout=timeout
+            )
+
+        if len(pending) == 1:
+            runs[key] = carry_out(run_node)
+        else:
+            # Each run is bounded in time on its own (execute never raises, never hangs),
+            # in a thread of its own, on an event loop of its own.
+            name = "mcp-testbench runs"
+            with ThreadPoolExecutor(len(pending), thread_name_prefix=name) as threads:
+                for node, done in zip(pending, threads.map(carry_out, pending), strict=True):
+                    runs[node.key] = done
     run = runs[key]
     verdict = judge(item.mcp_check, run)
     item.mcp_verdict = verdict

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import array
 import contextlib
-import json
 import os
 import selectors
 import signal
@@ -92,7 +91,9 @@ def main(argv: list[str]) -> int:
     except OSError as exc:
         conn.close()
         return _fallback(command, f"no pool at {address} ({exc.strerror})")
-    request = json.dumps({"argv": command[3:], "cwd": os.getcwd()}).encode()
+    # The working folder, then the mock's arguments, each ended by a NUL (which no path or
+    # argument can hold): no json import, about 5 ms of this launcher's start.
+    request = b"".join(os.fsencode(part) + b"\0" for part in [os.getcwd(), *command[3:]])
     fds = array.array("i", [1, 2])
     try:
         conn.sendmsg(

@@ -22,7 +22,6 @@ import array
 import contextlib
 import errno
 import gc
-import json
 import os
 import selectors
 import signal
@@ -131,8 +130,9 @@ class StdioPool:
 # -- the pool process ---------------------------------------------------------------------
 
 
-def _receive(conn: socket.socket) -> tuple[dict[str, object], list[int]] | None:
-    """The launcher's request and its stdout and stderr, or None for a broken one."""
+def _receive(conn: socket.socket) -> tuple[str, list[str], list[int]] | None:
+    """The launcher's request (its working folder and the mock's arguments) and its stdout
+    and stderr, or None for a broken one."""
     fds = array.array("i")
     try:
         header, ancillary, _flags, _addr = conn.recvmsg(4, socket.CMSG_SPACE(2 * fds.itemsize))
@@ -148,10 +148,10 @@ def _receive(conn: socket.socket) -> tuple[dict[str, object], list[int]] | None:
             if not part:
                 raise ValueError("short request")
             body += part
-        request = json.loads(body)
-        if len(fds) != 2 or not isinstance(request, dict):
+        if len(fds) != 2 or not body.endswith(b"\0"):
             raise ValueError("bad request")
-        return request, list(fds)
+        cwd, *argv = (os.fsdecode(part) for part in body[:-1].split(b"\0"))
+        return cwd, argv, list(fds)
     except (OSError, ValueError):
         for fd in fds:
             with contextlib.suppress(OSError):
@@ -159,7 +159,7 @@ def _receive(conn: socket.socket) -> tuple[dict[str, object], list[int]] | None:
         return None
 
 
-def _child(conn: socket.socket, request: dict[str, object], fds: list[int]) -> None:
+def _child(conn: socket.socket, cwd: str, argv: list[str], fds: list[int]) -> None:
     """In the forked child: become the mock on the launcher's descriptors; never returns."""
     code = 1
     try:
@@ -175,7 +175,7 @@ def _child(conn: socket.socket, request: dict[str, object], fds: list[int]) -> N
         os.dup2(stdin_r, 0)
         os.close(stdin_r)
         with contextlib.suppress(OSError):
-            os.chdir(str(request.get("cwd") or "."))
+            os.chdir(cwd or ".")
         threading.Thread(
             target=_stdin_from_launcher,
             args=(conn, stdin_w),
@@ -184,8 +184,7 @@ def _child(conn: socket.socket, request: dict[str, object], fds: list[int]) -> N
         ).start()
         from mock_servers._stdio import main
 
-        argv = request.get("argv")
-        code = main([str(a) for a in argv] if isinstance(argv, list) else [])
+        code = main(argv)
     except SystemExit as exc:  # argparse
         code = exc.code if isinstance(exc.code, int) else 2
     except BaseException:
@@ -249,10 +248,20 @@ def _serve(address: str) -> int:
     # (the send gate checks each message a mock writes): the children inherit it all.
     import mock_servers._stdio  # noqa: F401
     from harness.protocol import REVISIONS, validate
+    from mock_servers._version import package_version
 
     for revision in REVISIONS:
         for direction in ("client", "server"):
             validate({"jsonrpc": "2.0", "id": 0, "result": {}}, revision, direction)
+    # What a mock pays on its first lines otherwise (about 50 ms a start): anyio imports
+    # its asyncio backend (and asyncio itself) only when `anyio.run` is first called, and
+    # its signal receiver when the mock opens one; the version in the transcript's start
+    # entry reads the package metadata. Imports only: no event loop runs here, so no
+    # thread exists when the pool forks.
+    import anyio._backends._asyncio
+    import anyio._core._signals  # noqa: F401
+
+    package_version()
     # What is loaded now is never garbage: the children's collector skips it (and so
     # does not touch, and copy, the pages they share with the pool).
     gc.collect()
@@ -289,7 +298,7 @@ def _serve(address: str) -> int:
                     if received is None:
                         conn.close()
                         continue
-                    request, fds = received
+                    cwd, argv, fds = received
                     sys.stdout.flush()
                     pid = os.fork()
                     if pid == 0:
@@ -299,7 +308,7 @@ def _serve(address: str) -> int:
                             other.close()
                         os.close(wake_r)
                         os.close(wake_w)
-                        _child(conn, request, fds)
+                        _child(conn, cwd, argv, fds)
                     for fd in fds:
                         os.close(fd)
                     children[pid] = conn

@@ -650,6 +650,33 @@ def test_a_reusable_driver_keeps_its_process_across_scenarios(tmp_path: Path) ->
         os.kill(process.pid, 0)  # ended and reaped by close()
 
 
+def test_scenario_runs_give_the_kept_driver_back_to_the_pool() -> None:
+    """Through `execute()`, which reads the client's diagnostics after closing it: that
+    read must not take the process kept for the next scenario (it stranded it, alive,
+    and started a process per scenario)."""
+    from harness._run import execute
+    from harness.clients._driver import DriverPool
+    from harness.suite import SCENARIOS
+
+    scenario = next(s for s in SCENARIOS if s.id == "lifecycle-handshake")
+    pool = DriverPool([sys.executable, str(PYTHON_DRIVER)])
+    kept: list[DriverClient] = []
+    try:
+        for _ in range(2):
+            run = execute(scenario, REVISION, "stdio", pool.client, op_timeout=5)
+            assert run.harness_error is None
+            assert all(o.ok for o in run.operations), run.operations
+            kept.append(pool._idle[0])
+            assert len(pool._idle) == 1
+        assert kept[0] is kept[1], "the second scenario started a driver of its own"
+    finally:
+        pool.close()
+    process = kept[0]._process
+    assert process is not None
+    with pytest.raises(ProcessLookupError):
+        os.kill(process.pid, 0)  # the one process, ended and reaped by close()
+
+
 def test_a_driver_without_reuse_gets_a_process_per_scenario(
     fake_driver: Callable[..., list[str]],
 ) -> None:

@@ -277,6 +277,74 @@ def make_client():
     assert created.read_text().count("client") == len(runs)
 
 
+def test_concurrent_runs_overlap_in_a_worker_and_each_scenario_still_runs_once(
+    pytester: pytest.Pytester,
+) -> None:
+    """--mcp-concurrency 2 under xdist: the scheduler hands a worker runs in groups of
+    two and the worker carries a group out at once; both sides make the same groups, so
+    each run is carried out once, and never more than two at a time in one process."""
+    log = pytester.path / "clients.txt"
+    pytester.makepyfile(
+        counting=f"""
+import itertools
+import os
+import time
+from harness.clients import ReferenceClient
+
+MADE = itertools.count()
+
+class Logged(ReferenceClient):
+    def __init__(self):
+        super().__init__()
+        self.number = next(MADE)
+        self.opened = time.monotonic()
+
+    async def close(self):
+        await super().close()
+        with open({str(log)!r}, "a") as out:
+            out.write(f"{{os.getpid()}} {{self.number}} {{self.opened}} {{time.monotonic()}}\\n")
+
+def make_client():
+    return Logged()
+"""
+    )
+    pytester.syspathinsert()
+    report = pytester.path / "r.json"
+    result = pytester.runpytest_subprocess(
+        "--mcp-client=counting:make_client",
+        "--mcp-transport=stdio",
+        "-p",
+        "no:cacheprovider",
+        "-k",
+        "cancellation",  # runs that wait half a second for a late response: they overlap
+        "--mcp-concurrency=2",
+        "-n",
+        "2",
+        f"--mcp-report={report}",
+        timeout=300,
+    )
+    assert result.ret == 0, result.stdout.str()
+    runs = {(r["scenario"], r["revision"], r["transport"]) for r in _results(report)}
+    assert len(runs) == 5
+    spans: dict[str, dict[str, tuple[float, float]]] = {}
+    for line in log.read_text(encoding="utf-8").splitlines():
+        pid, client, opened, closed = line.split()
+        spans.setdefault(pid, {})[client] = (float(opened), float(closed))
+    assert sum(len(clients) for clients in spans.values()) == len(runs)  # once each
+
+    def most_at_once(intervals: list[tuple[float, float]]) -> int:
+        return max(sum(1 for o, c in intervals if o <= start < c) for start, _ in intervals)
+
+    at_once = [most_at_once(list(clients.values())) for clients in spans.values()]
+    assert max(at_once) == 2, spans
+
+
+def test_concurrency_must_be_one_or_more(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest(REFERENCE, *NARROW, "--mcp-concurrency=0")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--mcp-concurrency must be 1 or more*"])
+
+
 def test_fixture_override_in_conftest(pytester: pytest.Pytester) -> None:
     pytester.makeconftest(
         """
@@ -590,6 +658,38 @@ def test_the_summary_is_printed_once_with_xdist(pytester: pytest.Pytester) -> No
     # The JUnit verdict lines are written by the controller, from the workers' reports.
     junit = (pytester.path / "j.xml").read_text(encoding="utf-8")
     assert junit.count("<system-out>mcp-testbench ") == 5
+
+
+def test_under_xdist_only_the_controller_writes_the_reports(pytester: pytest.Pytester) -> None:
+    """A worker's verdicts travel to the controller, which writes every report once; the
+    workers write none (each wrote its half's reports at its end, and the run waited)."""
+    writers = pytester.path / "writers.txt"
+    pytester.makeconftest(
+        f"""
+import harness._report
+
+_write_reports = harness._report.write_reports
+ROLE = []
+
+def pytest_configure(config):
+    ROLE.append("worker" if hasattr(config, "workerinput") else "controller")
+
+def _noted(results, path):
+    with open({str(writers)!r}, "a", encoding="utf-8") as log:
+        log.write(ROLE[0] + "\\n")
+    return _write_reports(results, path)
+
+harness._report.write_reports = _noted
+"""
+    )
+    report = pytester.path / "r.json"
+    result = pytester.runpytest_subprocess(
+        REFERENCE, *NARROW, "-n", "2", "-k", "tools", f"--mcp-report={report}", timeout=300
+    )
+    assert result.ret == 0, result.stdout.str()
+    assert writers.read_text(encoding="utf-8").split() == ["controller"]
+    outcomes = result.parseoutcomes()
+    assert len(_results(report)) == outcomes.get("passed", 0) + outcomes.get("skipped", 0) > 0
 
 
 def test_baseline_expects_a_blocked_item_like_a_failure(pytester: pytest.Pytester) -> None:

@@ -16,13 +16,14 @@ import pytest
 
 from harness._run import (
     PROVOKED_VARIABLE,
+    Scenario,
     Session,
     provoked_timeout,
     stdio_pool,
     stop_stdio_pool,
 )
 from harness.clients import ConnectOptions, ReferenceClient, StdioTarget
-from mock_servers import fixtures_root, read_transcript
+from mock_servers import ScriptError, fixtures_root, read_transcript
 from mock_servers.stdio import StdioPool, stdio_command
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -97,6 +98,24 @@ def _crash(argv: list[str]) -> int:
         return process.wait(WAIT)
 
 
+def test_a_pooled_mock_gets_the_launchers_folder_and_arguments_as_they_are(
+    pool: StdioPool, tmp_path: Path
+) -> None:
+    folder = tmp_path / "dossier é, with spaces"
+    folder.mkdir()
+    relative = Path("transcript ü.jsonl")  # resolved against the launcher's folder
+    argv = pool.command(_mock("tools/list-and-call.json", relative))
+    process = subprocess.Popen(
+        argv, cwd=folder, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    with process:
+        assert _initialize(process)["result"]["protocolVersion"] == "2025-11-25"
+        assert process.stdin is not None
+        process.stdin.close()
+        assert process.wait(WAIT) == 0
+    assert read_transcript(folder / relative)["entries"][0]["kind"] == "start"
+
+
 def test_a_crash_fault_exit_code_reaches_the_client(pool: StdioPool) -> None:
     plain = _mock("stdio/faults.json")
     assert _crash(pool.command(plain)) == _crash(plain) == 3  # the script's exit_code
@@ -169,6 +188,23 @@ def test_the_provoked_timeout_is_short_and_configurable(monkeypatch: pytest.Monk
     monkeypatch.setenv(PROVOKED_VARIABLE, "soon")
     with pytest.raises(ValueError, match="not a number of seconds"):
         provoked_timeout()
+
+
+def test_a_scenario_script_is_checked_once_and_read_again_when_it_changes(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "script.json"
+    source = json.loads((fixtures_root() / "tools" / "list-and-call.json").read_text("utf-8"))
+    path.write_text(json.dumps(source), encoding="utf-8")
+    scenario = Scenario("edited", str(path), checks=())  # an absolute path stays as is
+    first = scenario.load()
+    assert scenario.load() is first  # unchanged: checked once
+    source["name"] = "edited-script"
+    path.write_text(json.dumps(source, indent=1), encoding="utf-8")  # another size too
+    assert scenario.load().name == "edited-script"
+    path.write_text("{", encoding="utf-8")
+    with pytest.raises(ScriptError, match="not valid JSON"):
+        scenario.load()
 
 
 def test_a_whole_run_gives_the_pinned_verdicts(tmp_path: Path) -> None:

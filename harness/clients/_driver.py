@@ -547,29 +547,40 @@ class PooledDriver:
         self._pool = pool
         self._host = pool._host_loop()
         self._driver: DriverClient | None = None
+        self._released: DriverClient | None = None
+        """The driver this scenario used, once close() gave it back or ended it: what the
+        harness reads after close (the diagnostics) comes from it, so reading never takes
+        (and strands) a kept driver meant for the next scenario."""
 
     def _the_driver(self) -> DriverClient:
         if self._driver is None:
+            if self._released is not None:
+                raise ClientError("other", "this scenario's driver client is closed")
             self._driver = self._pool._take() or DriverClient(
                 self._pool.argv, **self._pool._options
             )
         return self._driver
 
+    def _identity(self) -> DriverClient:
+        if self._driver is None and self._released is not None:
+            return self._released
+        return self._the_driver()
+
     @property
     def name(self) -> str:
-        return self._the_driver().name
+        return self._identity().name
 
     @property
     def version(self) -> str:
-        return self._the_driver().version
+        return self._identity().version
 
     @property
     def supports(self) -> frozenset[str]:
-        return self._the_driver().supports
+        return self._identity().supports
 
     @property
     def diagnostics(self) -> str:
-        return self._the_driver().diagnostics
+        return self._identity().diagnostics
 
     async def prepare(self) -> None:
         driver = self._the_driver()
@@ -605,7 +616,7 @@ class PooledDriver:
         driver = self._driver
         if driver is None:
             return
-        self._driver = None
+        self._driver, self._released = None, driver
         if driver.reusable and await self._host.run(_reset(driver)):
             self._pool._keep(driver)
             return

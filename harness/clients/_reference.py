@@ -12,13 +12,15 @@ per-request `_meta`, server requests, paging, validation); the transports live i
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
+import ssl
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field
 from importlib import metadata
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import anyio
 import httpx
@@ -89,6 +91,7 @@ _CLOSE_BOUND = 10.0
 _MAX_RELISTENS = 5  # LISTEN: subscriptions/listen opened again at most this often
 
 
+@functools.cache  # reading the package metadata costs milliseconds; it names every run
 def _package_version() -> str:
     try:
         return metadata.version("mcp-testbench")
@@ -156,12 +159,25 @@ class _Reject(Exception):
         self.message = message
 
 
+@functools.cache
+def _tls_context() -> ssl.SSLContext:
+    """What httpx verifies HTTPS servers with by default (its root certificates, or
+    SSL_CERT_FILE / SSL_CERT_DIR as set when first needed), made once per process:
+    making it parses every root certificate, about 30 ms that each connect paid."""
+    return httpx.create_ssl_context()
+
+
 class ReferenceClient:
     """An `McpClient` that follows the specification to the letter.
 
     `http_client_factory` returns the `httpx.AsyncClient` for the HTTP transports (the
     harness passes one on an in-process ASGI transport); the client closes it on `close()`.
     """
+
+    #: Instances keep all their state to themselves (each on its own thread and event
+    #: loop), so the harness may run several scenarios with it at once in one process
+    #: (`--mcp-concurrency`).
+    concurrent_instances: ClassVar[bool] = True
 
     #: The transport classes (tests substitute broken ones: tests/test_mutations*.py).
     _stdio_transport: type[StdioTransport] = StdioTransport
@@ -259,7 +275,9 @@ class ReferenceClient:
 
     def _default_http_client(self) -> httpx.AsyncClient:
         # No read timeout: streams may idle; every request has its own deadline.
-        return httpx.AsyncClient(timeout=httpx.Timeout(self._options.timeout, read=None))
+        return httpx.AsyncClient(
+            timeout=httpx.Timeout(self._options.timeout, read=None), verify=_tls_context()
+        )
 
     async def _open_sse_legacy(self, target: HttpTarget | SseLegacyTarget) -> None:
         assert self._http is not None

@@ -32,17 +32,11 @@ if TYPE_CHECKING:
     from harness._verdicts import Verdict
     from harness.clients._contract import McpClient
 
-__all__ = [
-    "CONCURRENT_RUNS",
-    "McpCheckFailed",
-    "concurrent_runs",
-    "mcp_client_factory",
-    "run_groups",
-]
+__all__ = ["McpCheckFailed", "mcp_client_factory"]
 
 _RESULT_PROPERTY = "mcp_result"
 _SUITE = "mcp-testbench"
-CONCURRENT_RUNS = 2
+_CONCURRENT_RUNS = 2
 """Scenario runs at once per process when the client allows it: most of a run is waiting
 (on the client, on the mock's scripted delays), so a second run fills that time."""
 _STASH_RUNS: pytest.StashKey[dict[tuple[str, str, str], ScenarioRun]] = pytest.StashKey()
@@ -94,7 +88,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
         metavar="N",
         help="scenario runs carried out at once in each pytest process (default: "
-        f"{CONCURRENT_RUNS} for a driver, whose runs each have a driver process, and for a "
+        f"{_CONCURRENT_RUNS} for a driver, whose runs each have a driver process, and for a "
         "client whose factory declares `concurrent_instances = True`; otherwise 1)",
     )
     group.addoption(
@@ -496,15 +490,15 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """Under pytest-xdist, the items of one scenario run go to one worker (as with
     `--dist loadscope`), without any flag: a run is one mock server and one client
     session, and its items are judged from it, so spreading them over workers would run
-    the scenario once per worker. With `concurrent_runs` above 1 the unit is a group of
-    runs (`run_groups`), which the worker carries out at once. Only xdist's default
+    the scenario once per worker. With `_concurrent_runs` above 1 the unit is a group of
+    runs (`_run_groups`), which the worker carries out at once. Only xdist's default
     distribution is replaced; an explicit other `--dist` mode is left as asked (and then
     each process carries out one run at a time)."""
     if not _active(config) or config.getvalue("dist") != "load":
         return None
     from xdist.scheduler import LoadScopeScheduling  # type: ignore[import-untyped]
 
-    size = concurrent_runs(config)
+    size = _concurrent_runs(config)
 
     class RunGroupScheduling(LoadScopeScheduling):  # type: ignore[misc]
         """LoadScope whose scope is a run's group: the same groups as the workers make."""
@@ -515,28 +509,28 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
             scope = str(super()._split_scope(nodeid))
             if self.groups is None:
                 collection: list[str] = next(iter(self.registered_collections.values()), [])
-                self.groups = run_groups(_run_ids(collection), size)
+                self.groups = _run_groups(_run_ids(collection), size)
             group = self.groups.get(scope)
             return scope if group is None else f"{_SUITE}::group {group}"
 
     return RunGroupScheduling(config, log) if size > 1 else LoadScopeScheduling(config, log)
 
 
-def concurrent_runs(config: pytest.Config) -> int:
+def _concurrent_runs(config: pytest.Config) -> int:
     """How many scenario runs one pytest process carries out at once: --mcp-concurrency,
-    else CONCURRENT_RUNS for a driver (each run has a driver process of its own) and for
+    else _CONCURRENT_RUNS for a driver (each run has a driver process of its own) and for
     a factory that declares `concurrent_instances = True` (the reference client), else 1:
     an unknown client may keep state that two sessions in one process would share."""
     asked = config.getoption("mcp_concurrency", None)
     if asked is not None:
         return int(asked)
     if config.getoption("mcp_driver", None):
-        return CONCURRENT_RUNS
+        return _CONCURRENT_RUNS
     factory = config.stash.get(_STASH_FACTORY, None)
-    return CONCURRENT_RUNS if getattr(factory, "concurrent_instances", False) is True else 1
+    return _CONCURRENT_RUNS if getattr(factory, "concurrent_instances", False) is True else 1
 
 
-def run_groups(run_ids: Iterable[str], size: int) -> dict[str, int]:
+def _run_groups(run_ids: Iterable[str], size: int) -> dict[str, int]:
     """Each run's group: consecutive runs in collection order, `size` to a group (runs of
     one scenario are neighbours, so their scripted waits overlap)."""
     groups: dict[str, int] = {}
@@ -559,7 +553,7 @@ def _group_of(run_node: McpRun) -> list[McpRun]:
     config = run_node.config
     if config.getoption("dist", "no") not in ("no", "load"):
         return [run_node]
-    size = concurrent_runs(config)
+    size = _concurrent_runs(config)
     if size == 1:
         return [run_node]
     by_run = config.stash.get(_STASH_GROUPS, None)
@@ -568,7 +562,7 @@ def _group_of(run_node: McpRun) -> list[McpRun]:
         for item in run_node.session.items:
             if isinstance(item, McpCheckItem) and isinstance(item.parent, McpRun):
                 nodes.setdefault(item.parent.nodeid, item.parent)
-        numbers = run_groups(nodes, size)
+        numbers = _run_groups(nodes, size)
         members: dict[int, list[McpRun]] = {}
         for nodeid, node in nodes.items():
             members.setdefault(numbers[nodeid], []).append(node)

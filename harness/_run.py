@@ -573,6 +573,18 @@ def _declares(
     )
 
 
+async def _declared(run: ScenarioRun, client: McpClient, op_timeout: float) -> bool:
+    """Record who the client is and what it declares; close it when that excludes the
+    run, whose checks are then all a SKIP (harness/_judging.py)."""
+    run.client_name = f"{client.name} {client.version}"
+    run.supports = frozenset(client.supports)
+    if _declares(run.supports, run.transport, run.revision, run.scenario.requires):
+        return True
+    with anyio.move_on_after(op_timeout, shield=True):
+        await client.close()
+    return False
+
+
 async def _drive(
     run: ScenarioRun, factory: ClientFactory, transcript_path: Path, op_timeout: float
 ) -> None:
@@ -586,6 +598,11 @@ async def _drive(
         run.harness_error = run.start_error = (
             f"the client factory failed: {type(exc).__name__}: {exc}"
         )
+        return
+    # A client that can declare itself before it starts (an in-process client; a driver
+    # whose hello its pool read from an earlier process) is not started for a run that its
+    # declaration excludes: the run is a SKIP either way, and a start can cost seconds.
+    if frozenset(client.supports) and not await _declared(run, client, op_timeout):
         return
     prepare = getattr(client, "prepare", None)
     if prepare is not None:  # optional: a client that must start before it can say who it is
@@ -605,12 +622,8 @@ async def _drive(
             with anyio.move_on_after(op_timeout, shield=True):
                 await client.close()
             return
-    run.client_name = f"{client.name} {client.version}"
-    run.supports = frozenset(client.supports)
-    if not _declares(run.supports, run.transport, run.revision, scenario.requires):
-        with anyio.move_on_after(op_timeout, shield=True):
-            await client.close()
-        return  # every check of this run is a SKIP (harness/_judging.py)
+    if not await _declared(run, client, op_timeout):
+        return
     sink: list[Session] = []  # the session, once made: it keeps what the client surfaces
     early: list[ClientEvent] = []
     run.events = early

@@ -698,3 +698,78 @@ def test_a_driver_without_reuse_gets_a_process_per_scenario(
         assert isinstance(pool.client(), DriverClient)  # the plain binding from now on
     finally:
         pool.close()
+
+
+# A v1 driver that notes each start in the file it is given, and prints the hello of its
+# second argument ("same": always the same; "counting": its version counts the starts).
+COUNTING_DRIVER = """
+import json, sys
+
+starts_file, hello_kind = sys.argv[1], sys.argv[2]
+with open(starts_file, "a") as starts:
+    starts.write("started\\n")
+with open(starts_file) as starts:
+    count = len(starts.readlines())
+version = str(count) if hello_kind == "counting" else "1"
+print(json.dumps({"hello": "mcp-testbench-driver/1", "client": {"name": "counted",
+      "version": version}, "supports": ["stdio", "tools"]}), flush=True)
+for line in sys.stdin:
+    command = json.loads(line)
+    print(json.dumps({"id": command["id"], "ok": True, "value": {}}), flush=True)
+    if command["op"] == "close":
+        break
+"""
+
+
+def test_a_run_skipped_by_the_declaration_starts_no_driver_process(tmp_path: Path) -> None:
+    """A driver without reuse: the pool knows its hello from the first process, so a run
+    the hello does not declare (HTTP, here) is a SKIP without a process of its own."""
+    from harness._run import execute
+    from harness.clients._driver import DriverPool
+    from harness.suite import SCENARIOS
+
+    starts = tmp_path / "starts"
+    argv = write_script(tmp_path, "counting_driver.py", COUNTING_DRIVER)
+    pool = DriverPool([*argv, str(starts), "same"])
+    scenario = next(s for s in SCENARIOS if s.id == "lifecycle-handshake")
+    try:
+        first = execute(scenario, REVISION, "stdio", pool.client, op_timeout=5)
+        assert first.supports == {"stdio", "tools"}
+        skipped = [execute(scenario, REVISION, "http", pool.client, op_timeout=5) for _ in "ab"]
+        assert all(run.supports == {"stdio", "tools"} for run in skipped)
+        assert all(not run.operations for run in skipped)  # nothing was asked of the client
+        assert starts.read_text().count("started") == 1, "a skipped run started the driver"
+        again = execute(scenario, REVISION, "stdio", pool.client, op_timeout=5)
+        assert [o.op for o in again.operations][:1] == ["connect"]
+        assert again.operations[0].ok, again.operations[0].error
+        assert starts.read_text().count("started") == 2  # a run that needs it starts one
+    finally:
+        pool.close()
+
+
+def test_a_hello_that_changes_between_processes_is_a_clear_error(tmp_path: Path) -> None:
+    from harness.clients._driver import DriverPool
+
+    argv = write_script(tmp_path, "counting_driver.py", COUNTING_DRIVER)
+    pool = DriverPool([*argv, str(tmp_path / "starts"), "counting"])
+
+    async def scenario() -> None:
+        client = pool.client()
+        try:
+            with anyio.fail_after(BOUND):
+                await client.prepare()
+                await client.connect(NO_TARGET, ConnectOptions(timeout=5))
+        finally:
+            with anyio.fail_after(BOUND):
+                await client.close()
+
+    try:
+        anyio.run(scenario)  # the first process: its hello is the one the pool keeps
+        with pytest.raises(ClientError) as caught:
+            anyio.run(scenario)
+    finally:
+        pool.close()
+    assert caught.value.kind == "other"
+    assert "hello changed between processes" in caught.value.message
+    assert '"version": "1"' in caught.value.message
+    assert '"version": "2"' in caught.value.message

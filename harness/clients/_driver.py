@@ -56,7 +56,12 @@ class DriverClient:
         env: Mapping[str, str] | None = None,
         hello_timeout: float = 20.0,
         stderr_lines: int = 200,
+        known_hello: Mapping[str, Any] | None = None,
     ) -> None:
+        """`known_hello`: the hello an earlier process of the same command printed. The
+        client then says who it is and what it supports before it starts, so the harness
+        can SKIP a run the declaration excludes without starting a process for it. The new
+        process must print the same hello."""
         if not argv:
             raise ValueError("the driver command is empty")
         self.argv = list(argv)
@@ -67,7 +72,8 @@ class DriverClient:
         self._tasks: list[asyncio.Task[None]] = []
         self._pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
         self._next_id = 1
-        self._hello: dict[str, Any] = {}
+        self._known_hello = dict(known_hello) if known_hello is not None else None
+        self._hello: dict[str, Any] = dict(known_hello or {})
         self._hello_seen: asyncio.Future[dict[str, Any]] | None = None
         self._options = ConnectOptions()
         self._exit_note = ""
@@ -102,8 +108,21 @@ class DriverClient:
 
     # -- process ------------------------------------------------------------------------------
 
+    @property
+    def hello(self) -> dict[str, Any]:
+        """The hello line as the driver printed it (or the known one, before the start)."""
+        return dict(self._hello)
+
     async def prepare(self) -> None:
         """Start the driver and read its hello (the harness calls this before anything)."""
+        await self._start()
+
+    def _greeted(self) -> bool:
+        """Whether this process printed its hello (and so speaks the protocol)."""
+        seen = self._hello_seen
+        return seen is not None and seen.done() and not seen.cancelled() and not seen.exception()
+
+    async def _start(self) -> None:
         if self._process is not None:
             return
         loop = asyncio.get_running_loop()
@@ -134,6 +153,13 @@ class DriverClient:
             raise ClientError(
                 "hang", f"the driver printed no hello line within {self._hello_timeout:g} s"
             ) from None
+        if self._known_hello is not None and self._hello != self._known_hello:
+            raise ClientError(
+                "other",
+                f"the driver's hello changed between processes of the same command: first "
+                f"{json.dumps(self._known_hello, sort_keys=True)}, now "
+                f"{json.dumps(self._hello, sort_keys=True)}",
+            )
 
     async def _read_stdout(self) -> None:
         assert self._process is not None
@@ -222,7 +248,7 @@ class DriverClient:
     # -- commands ---------------------------------------------------------------------------------
 
     async def _command(self, op: str, fields: Mapping[str, Any], timeout: float) -> Any:
-        await self.prepare()
+        await self._start()
         process = self._process
         assert process is not None
         assert process.stdin is not None
@@ -295,10 +321,9 @@ class DriverClient:
         }
         if handlers:
             fields["handlers"] = handlers
-        if options.authorization is not None:
-            await self.prepare()  # the hello says whether the driver takes `authorization`
-            if "auth" in self.supports:
-                fields["authorization"] = _authorization(options.authorization)
+        await self._start()  # the hello says whether the driver takes `authorization`
+        if options.authorization is not None and "auth" in self.supports:
+            fields["authorization"] = _authorization(options.authorization)
         return _object(await self._command("connect", fields, self._timeout()))
 
     async def list_tools(self) -> dict[str, Any]:
@@ -412,7 +437,7 @@ class DriverClient:
             return
         try:
             # Only a driver that said hello speaks the protocol and can answer `close`.
-            if process.returncode is None and not self._exit_note and self._hello:
+            if process.returncode is None and not self._exit_note and self._greeted():
                 with contextlib.suppress(ClientError):
                     await self._command("close", {}, 10.0)
             if process.stdin is not None and not process.stdin.is_closing():
@@ -496,7 +521,8 @@ class DriverPool:
     """Driver processes kept across scenarios, for a driver whose hello offers reuse
     (1.1 `"reuse": true`): each scenario gets a new client instance (`reset`, then
     `connect`) in a process that stays. A driver that offers no reuse gets a process per
-    scenario, exactly as without the pool. `close()` ends every kept process."""
+    scenario; that client knows the hello of the command's first process, so a run the
+    hello does not declare (a SKIP) needs no process. `close()` ends every kept process."""
 
     def __init__(self, argv: Sequence[str], **options: Any) -> None:
         self.argv = list(argv)
@@ -505,12 +531,17 @@ class DriverPool:
         self._idle: list[DriverClient] = []
         self._host: _Host | None = None
         self.reuse: bool | None = None  # None: no hello seen yet
+        self.hello: dict[str, Any] | None = None
 
     def client(self) -> DriverClient | PooledDriver:
         """The client for one scenario."""
         if self.reuse is False:
-            return DriverClient(self.argv, **self._options)
+            return DriverClient(self.argv, known_hello=self.hello, **self._options)
         return PooledDriver(self)
+
+    def _learn(self, driver: DriverClient) -> None:
+        self.reuse = driver.reusable
+        self.hello = driver.hello
 
     def _host_loop(self) -> _Host:
         with self._lock:
@@ -585,7 +616,7 @@ class PooledDriver:
     async def prepare(self) -> None:
         driver = self._the_driver()
         await self._host.run(driver.prepare())
-        self._pool.reuse = driver.reusable
+        self._pool._learn(driver)
 
     async def connect(self, target: Target, options: ConnectOptions) -> dict[str, Any]:
         # Events reach the scenario on its own loop, never after it ended.

@@ -22,11 +22,10 @@ from typing import Any, Literal
 
 import jsonschema
 
-from harness.protocol import HANDSHAKE_REVISIONS, REVISIONS, is_stateless
+from harness.protocol import HANDSHAKE_REVISIONS, META_SUBSCRIPTION_ID, REVISIONS, is_stateless
 from mock_servers._auth_settings import AuthSettings, auth_settings
 from mock_servers._conformance import jsonrpc_in_text, split_mark
 from mock_servers._patterns import OPERATORS, is_operator, match
-from mock_servers._subscriptions import META_SUBSCRIPTION_ID
 
 __all__ = [
     "FORMAT_VERSION",

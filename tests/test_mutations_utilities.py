@@ -8,6 +8,7 @@ named verdicts and every other check of the run still passes.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -127,16 +128,23 @@ class CancelsTaskByNotification(ReferenceClient):
 class ListensForEverything(ReferenceClient):
     """LISTEN: opens subscriptions/listen with a filter of its own, not the one asked for."""
 
-    async def listen(self, notifications: Mapping[str, Any]) -> dict[str, Any]:
-        return await super().listen({"toolsListChanged": True, "promptsListChanged": True})
+    async def listen(
+        self, notifications: Mapping[str, Any], *, subscription: int | None = None
+    ) -> dict[str, Any]:
+        wanted = {"toolsListChanged": True, "promptsListChanged": True}
+        return await super().listen(wanted, subscription=subscription)
 
 
 class ListensOnce(ReferenceClient):
     """LISTEN: never listens again once the server ended the stream."""
 
-    async def _listen_loop(self, notifications: dict[str, Any]) -> None:
+    async def _listen_loop(self, notifications: dict[str, Any], subscription: Any) -> None:
         try:
-            await self._request("subscriptions/listen", {"notifications": notifications})
+            await self._request(
+                "subscriptions/listen",
+                {"notifications": notifications},
+                on_id=functools.partial(self._route_listen, subscription, []),
+            )
         except ClientError as exc:
             self._log(f"listen ended: {exc}")
 

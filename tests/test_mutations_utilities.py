@@ -8,6 +8,7 @@ named verdicts and every other check of the run still passes.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -149,6 +150,37 @@ class ListensOnce(ReferenceClient):
             self._log(f"listen ended: {exc}")
 
 
+class SurfacesUnderNewestListen(ReferenceClient):
+    """LISTEN, ST-5: surfaces what arrives on any listen stream under the subscription
+    opened last, whatever subscriptionId it carries."""
+
+    def _emit(self, event: ClientEvent) -> None:
+        keys = [s.key for s in self._subscriptions.values()]
+        if event.event == "notification" and event.subscription is not None and keys:
+            event = dataclasses.replace(event, subscription=keys[-1])
+        super()._emit(event)
+
+
+class SurfacesUnderEveryListen(ReferenceClient):
+    """LISTEN, ST-5: surfaces what arrives on a listen stream under every open
+    subscription (a broadcast instead of demultiplexing)."""
+
+    def _emit(self, event: ClientEvent) -> None:
+        if event.event != "notification" or event.subscription is None:
+            super()._emit(event)
+            return
+        for key in dict.fromkeys(s.key for s in self._subscriptions.values()):
+            super()._emit(dataclasses.replace(event, subscription=key))
+
+
+class SurfacesUnrouted(ReferenceClient):
+    """LISTEN: names `listen_routing` but surfaces every notification outside any
+    subscription (what a driver that forgets the `listen` field reports)."""
+
+    def _emit(self, event: ClientEvent) -> None:
+        super()._emit(dataclasses.replace(event, subscription=None))
+
+
 class DropsListChanged(ReferenceClient):
     """LISTEN: keeps tools/list_changed from the application (it only refetches)."""
 
@@ -244,6 +276,26 @@ CASES = {
             "stateless.listen-notifications-surfaced": "N/A",
         },
     ),
+    "surfaces-under-newest-listen": Case(
+        SurfacesUnderNewestListen,
+        ("listen-two-subscriptions", "2026-07-28", "stdio"),
+        {"stateless.listen-correlated": "FAIL"},
+    ),
+    "surfaces-under-every-listen": Case(
+        SurfacesUnderEveryListen,
+        ("listen-two-subscriptions", "2026-07-28", "stdio"),
+        {"stateless.listen-correlated": "FAIL"},
+    ),
+    "surfaces-under-every-listen-over-http": Case(
+        SurfacesUnderEveryListen,
+        ("listen-two-subscriptions", "2026-07-28", "http"),
+        {"stateless.listen-correlated": "FAIL"},
+    ),
+    "surfaces-unrouted": Case(
+        SurfacesUnrouted,
+        ("listen-two-subscriptions", "2026-07-28", "stdio"),
+        {"stateless.listen-correlated": "WARN"},
+    ),
     "drops-list-changed": Case(
         DropsListChanged,
         ("http-listen-relisten", "2026-07-28", "http"),
@@ -266,3 +318,18 @@ def test_mutant_fails_exactly_its_checks(name: str) -> None:
 def test_reference_client_passes_the_same_runs(name: str) -> None:
     seen = verdicts(ReferenceClient, CASES[name].run)
     assert set(seen.values()) == {"PASS"}, seen
+
+
+class DoesNotNameListenRouting(ReferenceClient):
+    """Listens, but does not say under which subscription it surfaces a notification."""
+
+    @property
+    def supports(self) -> frozenset[str]:
+        return super().supports - {"listen_routing"}
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_a_client_that_does_not_name_listen_routing_is_skipped(transport: str) -> None:
+    # Never a PASS, never a FAIL: the correlation cannot be seen, by the client's own word.
+    seen = verdicts(DoesNotNameListenRouting, ("listen-two-subscriptions", "2026-07-28", transport))
+    assert seen == {"stateless.listen-correlated": "SKIP"}

@@ -212,10 +212,10 @@ REQUIREMENTS: dict[str, Requirement] = {
             "LISTEN",
             "subscriptions/listen correlated by subscriptionId; re-listen",
             STATELESS,
-            partly="correlating by subscriptionId: the client contract reports which "
-            "notifications a client surfaced, not which of its subscriptions it matched them to, "
-            "so a mock cannot see the demultiplexing; re-listening after a stdio restart needs a "
-            "2026 stdio mock that serves subscriptions/listen",
+            partly="re-listening after a stdio restart (no scenario yet restarts a 2026 stdio "
+            "server while a listen is open), and routing by filter instead of by id (the two "
+            "listens' filters overlap, and the mock sends each change to every listen open and "
+            "opted in to it, so such a client surfaces what one that routes by the id does)",
         ),
         # Authorization: the requirements judged so far (the others come with their checks).
         Requirement(

@@ -16,7 +16,7 @@ from harness._run import Entries, Operation, Scenario, ScenarioRun, Session
 from harness._triggers import Trigger, asked, client_sent, server_sent, trigger
 from harness._verdicts import Verdict, fail, not_applicable, passed, warn
 from harness.clients._contract import ClientEvent, Handlers
-from harness.protocol import same_json
+from harness.protocol import META_SUBSCRIPTION_ID, same_json
 from harness.suite._evidence import (
     HANDSHAKE,
     STATELESS,
@@ -681,6 +681,173 @@ def listen_notifications_surfaced(run: ScenarioRun) -> Verdict:
     return passed("the notification on the listen stream was surfaced", [*sent, *handed])
 
 
+# -- two subscriptions/listen at once (2026-07-28) ----------------------------------------------
+
+# The drive's two listens, by the key each is given (`listen_routing`): both opt in to tools
+# changes, and each to one more kind, so a change notification can belong to one of them
+# or to both (fixtures/stateless/listen-two-subscriptions.json).
+SUBSCRIPTIONS: dict[int, dict[str, Any]] = {
+    1: {"toolsListChanged": True, "promptsListChanged": True},
+    2: {"toolsListChanged": True, "resourcesListChanged": True},
+}
+_CHANGES = frozenset(
+    {
+        "notifications/tools/list_changed",
+        "notifications/prompts/list_changed",
+        "notifications/resources/list_changed",
+    }
+)
+
+
+def _tagged_changes(entries: Entries) -> list[dict[str, Any]]:
+    """The change notifications the server sent marked with a subscription's id."""
+    return [
+        e
+        for e in entries
+        if e["kind"] == "message"
+        and e.get("direction") == "server"
+        and e["message"].get("method") in _CHANGES
+        and META_SUBSCRIPTION_ID in ((e["message"].get("params") or {}).get("_meta") or {})
+    ]
+
+
+def _last_changes_sent(entries: Entries) -> bool:
+    """The script's last sends happened: prompts and resources changed twice each (each
+    kind goes to one of the two subscriptions only; tools changes, to whichever were open:
+    over HTTP a subscription whose stream is not open yet misses them)."""
+    methods = [e["message"]["method"] for e in _tagged_changes(entries)]
+    return all(
+        methods.count(f"notifications/{kind}/list_changed") >= 2
+        for kind in ("prompts", "resources")
+    )
+
+
+def _tag(entry: Mapping[str, Any]) -> Any:
+    return entry["message"]["params"]["_meta"][META_SUBSCRIPTION_ID]
+
+
+def _typed(request_id: Any) -> tuple[str, str]:
+    """A key under which JSON-RPC ids are equal only in value and JSON type ("1" is not 1)."""
+    return type(request_id).__name__, repr(request_id)
+
+
+def _routed_changes(events: list[ClientEvent]) -> set[tuple[int | str, str]]:
+    """(subscription key, method) of every change notification surfaced under a subscription."""
+    return {
+        (e.subscription, e.method)
+        for e in events
+        if e.event == "notification" and e.method in _CHANGES and e.subscription is not None
+    }
+
+
+async def listen_twice(session: Session) -> None:
+    if not (await session.connect()).ok:
+        return
+    for key, notifications in SUBSCRIPTIONS.items():
+        if not (await session.call("listen", notifications, subscription=key)).ok:
+            return
+    sent = await session.until("every change notification sent", _last_changes_sent)
+    if sent and session.watch is not None:
+        wanted = {
+            (_typed(_tag(e)), e["message"]["method"])
+            for e in _tagged_changes(session.watch.entries())
+        }
+        await session.until_surfaced(
+            "as many (subscription, change) pairs surfaced as were sent",
+            lambda events: len(_routed_changes(events)) >= len(wanted),
+        )
+
+
+def _listen_ids(run: ScenarioRun) -> dict[int, list[Any]]:
+    """The ids of the subscriptions/listen requests made for each listen the harness asked
+    for (by its key), told apart by the filter each asked for."""
+    requests = run.requests("subscriptions/listen")
+    ids: dict[int, list[Any]] = {}
+    for operation in run.operations:
+        key = operation.args.get("subscription")
+        if operation.op != "listen" or not isinstance(key, int):
+            continue
+        wanted = (operation.args.get("args") or [None])[0]
+        ids[key] = [
+            r["message"].get("id")
+            for r in requests
+            if same_json((r["message"].get("params") or {}).get("notifications"), wanted)
+        ]
+    return ids
+
+
+def _two_subscriptions_tagged(run: ScenarioRun) -> list[Mapping[str, Any]]:
+    ids = _listen_ids(run)
+    key_of = {_typed(i): key for key, known in ids.items() for i in known}
+    tagged: list[Mapping[str, Any]] = [
+        e for e in _tagged_changes(run.entries) if _typed(_tag(e)) in key_of
+    ]
+    return tagged if len({key_of[_typed(_tag(e))] for e in tagged}) >= 2 else []
+
+
+@check(
+    "stateless.listen-correlated",
+    requirements=["LISTEN", "ST-5"],
+    level="MUST",
+    revisions=STATELESS,
+    spec="basic/patterns/subscriptions#multiple-concurrent-subscriptions",
+    description="with two subscriptions/listen open at once, every change notification is "
+    "surfaced under the subscription whose id its _meta io.modelcontextprotocol/"
+    "subscriptionId carries, and under no other (on stdio the one channel carries both)",
+    trigger=trigger(
+        "the server sent change notifications marked with the ids of two subscriptions",
+        _two_subscriptions_tagged,
+    ),
+)
+def listen_correlated(run: ScenarioRun) -> Verdict:
+    ids = _listen_ids(run)
+    key_of = {_typed(i): key for key, known in ids.items() for i in known}
+    tagged = _two_subscriptions_tagged(run)
+    expected: dict[int, set[str]] = {key: set() for key in ids}
+    for entry in tagged:
+        expected[key_of[_typed(_tag(entry))]].add(entry["message"]["method"])
+    surfaced = _routed_changes(run.events)
+    shown = [
+        {"event": "notification", "method": method, "subscription": key}
+        for key, method in sorted(surfaced, key=repr)
+    ]
+    evidence = [*run.requests("subscriptions/listen"), *tagged, *shown]
+
+    def name(key: int | str) -> str:
+        known = ids.get(key) if isinstance(key, int) else None
+        return f"subscription {key!r} (listen id {known[0]!r})" if known else repr(key)
+
+    wrong = sorted(
+        (key, method)
+        for key, method in surfaced
+        if not isinstance(key, int) or method not in expected.get(key, set())
+    )
+    if wrong:
+        listed = "; ".join(
+            f"{method} under {name(key)}, which the server sent it on "
+            f"{' and '.join(name(k) for k in expected if method in expected[k]) or 'no subscription'}"
+            for key, method in wrong
+        )
+        return fail(f"surfaced under a subscription whose id it did not carry: {listed}", evidence)
+    lost = sorted(
+        (key, method)
+        for key, methods in expected.items()
+        for method in methods
+        if (key, method) not in surfaced
+    )
+    if lost:
+        listed = "; ".join(f"{method} on {name(key)}" for key, method in lost)
+        return warn(
+            f"sent on a subscription and not surfaced under it (nor under another): {listed}",
+            evidence,
+        )
+    return passed(
+        f"{len(tagged)} change notifications on two subscriptions, each surfaced under the "
+        "subscription whose id it carried and under no other",
+        evidence,
+    )
+
+
 # -- an SSE response left open after its result -------------------------------------------------
 
 
@@ -819,6 +986,15 @@ SCENARIOS: list[Scenario] = [
         description="2026-07-28: a listen the server ends with a result, then a second one "
         "that carries tools/list_changed",
         requires=frozenset({"tools", "listen"}),
+    ),
+    Scenario(
+        "listen-two-subscriptions",
+        "stateless/listen-two-subscriptions.json",
+        checks=("stateless.listen-correlated",),
+        drive=listen_twice,
+        description="2026-07-28: two listens open at once, their change notifications "
+        "interleaved, each marked with its own subscription's id",
+        requires=frozenset({"tools", "listen", "listen_routing"}),
     ),
     Scenario(
         "http-stream-left-open",

@@ -334,6 +334,7 @@ FASTMCP = (
         "features-subscribe-undeclared",
         "tools-tasks-polling",
         "http-listen-relisten",
+        "listen-two-subscriptions",
     ),
 )
 MCP_AUTO = (*MCP_AUTO, *NO_LOG_OPT_IN)

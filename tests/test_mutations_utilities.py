@@ -296,6 +296,11 @@ CASES = {
         ("listen-two-subscriptions", "2026-07-28", "stdio"),
         {"stateless.listen-correlated": "WARN"},
     ),
+    "does-not-relisten-after-restart": Case(
+        ListensOnce,
+        ("stdio-listen-restart", "2026-07-28", "stdio"),
+        {"stateless.relisten-after-restart": "FAIL"},
+    ),
     "drops-list-changed": Case(
         DropsListChanged,
         ("http-listen-relisten", "2026-07-28", "http"),

@@ -212,10 +212,9 @@ REQUIREMENTS: dict[str, Requirement] = {
             "LISTEN",
             "subscriptions/listen correlated by subscriptionId; re-listen",
             STATELESS,
-            partly="re-listening after a stdio restart (no scenario yet restarts a 2026 stdio "
-            "server while a listen is open), and routing by filter instead of by id (the two "
-            "listens' filters overlap, and the mock sends each change to every listen open and "
-            "opted in to it, so such a client surfaces what one that routes by the id does)",
+            partly="routing by filter instead of by id: the two listens' filters overlap, and "
+            "the mock sends each change to every listen open and opted in to it, so such a "
+            "client surfaces what one that routes by the id does",
         ),
         # Authorization: the requirements judged so far (the others come with their checks).
         Requirement(

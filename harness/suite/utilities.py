@@ -681,6 +681,94 @@ def listen_notifications_surfaced(run: ScenarioRun) -> Verdict:
     return passed("the notification on the listen stream was surfaced", [*sent, *handed])
 
 
+# -- re-listening after a stdio restart (2026-07-28) -------------------------------------------
+
+
+def _listens(entries: Entries) -> list[dict[str, Any]]:
+    return [
+        e
+        for e in entries
+        if e["kind"] == "message"
+        and e.get("direction") == "client"
+        and e["message"].get("method") == "subscriptions/listen"
+    ]
+
+
+def _listen_then_exit(run: ScenarioRun) -> list[Mapping[str, Any]]:
+    """A subscriptions/listen, and the server process exiting (a crash) after it."""
+    crash = next(
+        (e for e in run.of_kind("fault") if (e.get("fault") or {}).get("kind") == "crash"), None
+    )
+    before = [e for e in _listens(run.entries) if crash is not None and e["seq"] < crash["seq"]]
+    return [before[0], crash] if before and crash is not None else []
+
+
+def _restart_after(entries: Entries, seq: int) -> dict[str, Any] | None:
+    """The start of a server process after `seq` (the client spawned its server again)."""
+    return next((e for e in entries if e["kind"] == "start" and e["seq"] > seq), None)
+
+
+def _relistened(entries: Entries) -> bool:
+    starts = [e for e in entries if e["kind"] == "start"]
+    return len(starts) > 1 and any(e["seq"] > starts[1]["seq"] for e in _listens(entries))
+
+
+async def listen_then_crash(session: Session) -> None:
+    if not (await session.connect()).ok:
+        return
+    await session.call("list_tools")
+    if not (await session.call("listen", FILTER)).ok:
+        return
+    await session.call("call_tool", "crash", {})  # an error: the server exits mid-call
+    # A client that restarts its server only when asked for something: ask.
+    await session.call("list_tools")
+    await session.until("a listen sent to the restarted server", _relistened)
+
+
+@check(
+    "stateless.relisten-after-restart",
+    requirements=["LISTEN", "ST-5"],
+    level="MUST",
+    revisions=STATELESS,
+    transports=["stdio"],
+    spec="basic/patterns/subscriptions#graceful-closure",
+    description="2026 stdio: when the client starts its server again after the process "
+    "exited, it sends subscriptions/listen again with the filter of the subscription it "
+    "still holds (a new process keeps no subscription)",
+    trigger=trigger("the client listened, then the server process exited", _listen_then_exit),
+)
+def relisten_after_restart(run: ScenarioRun) -> Verdict:
+    first, crash = _listen_then_exit(run)
+    restart = _restart_after(run.entries, crash["seq"])
+    if restart is None:
+        # The MUST holds once the connection is re-established; whether the client starts
+        # its server again at all is stdio.restart-after-exit's SHOULD.
+        return not_applicable(
+            "the server exited and the client did not start it again: there was no new "
+            "connection to listen on",
+            [first, crash],
+        )
+    again = [e for e in _listens(run.entries) if e["seq"] > restart["seq"]]
+    evidence = [first, crash, restart, *again[:1]]
+    if not again:
+        return fail(
+            f"the client started the server again (pid {restart.get('pid')}) and did not "
+            "send it subscriptions/listen: its subscription is gone",
+            evidence,
+        )
+    wanted = (again[0]["message"].get("params") or {}).get("notifications")
+    if not same_json(wanted, FILTER):
+        return fail(
+            f"after the restart the client listened for {wanted!r}, not for the {FILTER!r} "
+            "of its subscription",
+            evidence,
+        )
+    return passed(
+        f"after the restart (pid {restart.get('pid')}) the client listened again, same filter",
+        evidence,
+    )
+
+
 # -- two subscriptions/listen at once (2026-07-28) ----------------------------------------------
 
 # The drive's two listens, by the key each is given (`listen_routing`): both opt in to tools
@@ -985,6 +1073,15 @@ SCENARIOS: list[Scenario] = [
         drive=listen,
         description="2026-07-28: a listen the server ends with a result, then a second one "
         "that carries tools/list_changed",
+        requires=frozenset({"tools", "listen"}),
+    ),
+    Scenario(
+        "stdio-listen-restart",
+        "stateless/listen-restart.json",
+        checks=("stateless.relisten-after-restart",),
+        drive=listen_then_crash,
+        description="2026-07-28 stdio: a listen is open when the server exits on a tools/call; "
+        "the tools are listed again afterwards",
         requires=frozenset({"tools", "listen"}),
     ),
     Scenario(

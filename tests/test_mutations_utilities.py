@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import httpx
 import pytest
@@ -173,6 +173,27 @@ class SurfacesUnderEveryListen(ReferenceClient):
             super()._emit(dataclasses.replace(event, subscription=key))
 
 
+class RoutesByKind(ReferenceClient):
+    """LISTEN, ST-5: surfaces a change notification under every open subscription whose
+    acknowledged filter takes its kind, instead of the one its subscriptionId names."""
+
+    _FLAGS: ClassVar[dict[str, str]] = {
+        "notifications/tools/list_changed": "toolsListChanged",
+        "notifications/prompts/list_changed": "promptsListChanged",
+        "notifications/resources/list_changed": "resourcesListChanged",
+    }
+
+    def _emit(self, event: ClientEvent) -> None:
+        flag = self._FLAGS.get(event.method)
+        if event.event != "notification" or event.subscription is None or flag is None:
+            super()._emit(event)
+            return
+        subscriptions = {id(s): s for s in self._subscriptions.values()}.values()
+        for subscription in subscriptions:
+            if subscription.notifications.get(flag) is True:
+                super()._emit(dataclasses.replace(event, subscription=subscription.key))
+
+
 class SurfacesUnrouted(ReferenceClient):
     """LISTEN: names `listen_routing` but surfaces every notification outside any
     subscription (what a driver that forgets the `listen` field reports)."""
@@ -289,6 +310,11 @@ CASES = {
     "surfaces-under-every-listen-over-http": Case(
         SurfacesUnderEveryListen,
         ("listen-two-subscriptions", "2026-07-28", "http"),
+        {"stateless.listen-correlated": "FAIL"},
+    ),
+    "routes-by-kind": Case(
+        RoutesByKind,
+        ("listen-two-subscriptions", "2026-07-28", "stdio"),
         {"stateless.listen-correlated": "FAIL"},
     ),
     "surfaces-unrouted": Case(

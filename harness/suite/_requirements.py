@@ -212,9 +212,6 @@ REQUIREMENTS: dict[str, Requirement] = {
             "LISTEN",
             "subscriptions/listen correlated by subscriptionId; re-listen",
             STATELESS,
-            partly="routing by filter instead of by id: the two listens' filters overlap, and "
-            "the mock sends each change to every listen open and opted in to it, so such a "
-            "client surfaces what one that routes by the id does",
         ),
         # Authorization: the requirements judged so far (the others come with their checks).
         Requirement(

@@ -772,8 +772,9 @@ def relisten_after_restart(run: ScenarioRun) -> Verdict:
 # -- two subscriptions/listen at once (2026-07-28) ----------------------------------------------
 
 # The drive's two listens, by the key each is given (`listen_routing`): both opt in to tools
-# changes, and each to one more kind, so a change notification can belong to one of them
-# or to both (fixtures/stateless/listen-two-subscriptions.json).
+# changes, and each to one more kind. The script sends tools changes on the first only, so
+# a client that routes by kind instead of by subscriptionId surfaces them under both
+# (fixtures/stateless/listen-two-subscriptions.json).
 SUBSCRIPTIONS: dict[int, dict[str, Any]] = {
     1: {"toolsListChanged": True, "promptsListChanged": True},
     2: {"toolsListChanged": True, "resourcesListChanged": True},
@@ -801,8 +802,7 @@ def _tagged_changes(entries: Entries) -> list[dict[str, Any]]:
 
 def _last_changes_sent(entries: Entries) -> bool:
     """The script's last sends happened: prompts and resources changed twice each (each
-    kind goes to one of the two subscriptions only; tools changes, to whichever were open:
-    over HTTP a subscription whose stream is not open yet misses them)."""
+    kind goes to one of the two subscriptions only)."""
     methods = [e["message"]["method"] for e in _tagged_changes(entries)]
     return all(
         methods.count(f"notifications/{kind}/list_changed") >= 2
@@ -903,7 +903,9 @@ def listen_correlated(run: ScenarioRun) -> Verdict:
 
     def name(key: int | str) -> str:
         known = ids.get(key) if isinstance(key, int) else None
-        return f"subscription {key!r} (listen id {known[0]!r})" if known else repr(key)
+        return (
+            f"subscription {key!r} (subscriptions/listen id {known[0]!r})" if known else repr(key)
+        )
 
     wrong = sorted(
         (key, method)

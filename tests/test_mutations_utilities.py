@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import sys
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any, ClassVar
 
 import httpx
@@ -19,6 +21,7 @@ from _mutation import Case, assert_mutant_fails_exactly, verdicts
 
 from harness.clients import ClientError, ReferenceClient
 from harness.clients._contract import ClientEvent
+from harness.clients._driver import DriverClient
 from harness.clients._ref_http import HttpTransport
 from harness.protocol import ErrorResponse, Notification, Request, RequestId, Response
 
@@ -364,3 +367,18 @@ def test_a_client_that_does_not_name_listen_routing_is_skipped(transport: str) -
     # Never a PASS, never a FAIL: the correlation cannot be seen, by the client's own word.
     seen = verdicts(DoesNotNameListenRouting, ("listen-two-subscriptions", "2026-07-28", transport))
     assert seen == {"stateless.listen-correlated": "SKIP"}
+
+
+PYTHON_DRIVER = (
+    Path(__file__).resolve().parent.parent / "examples" / "drivers" / "python" / "driver.py"
+)
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_the_python_example_driver_names_the_listen_of_each_notification(transport: str) -> None:
+    # The same judgement through driver protocol 1.1: `listen` fields on the events.
+    def driver() -> DriverClient:
+        return DriverClient([sys.executable, str(PYTHON_DRIVER)])
+
+    seen = verdicts(driver, ("listen-two-subscriptions", "2026-07-28", transport))
+    assert seen == {"stateless.listen-correlated": "PASS"}

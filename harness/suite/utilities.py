@@ -888,6 +888,11 @@ def _two_subscriptions_tagged(run: ScenarioRun) -> list[Mapping[str, Any]]:
     ),
 )
 def listen_correlated(run: ScenarioRun) -> Verdict:
+    # The MUST is spelled out for stdio (one channel for every subscription); over HTTP each
+    # subscription has a stream of its own, and the id on every message of it names the
+    # listen request that opened it all the same, so one rule serves both transports.
+    # Coalescing repeats is allowed: what is compared is which kinds of change each
+    # subscription surfaced, not how many times.
     ids = _listen_ids(run)
     key_of = {_typed(i): key for key, known in ids.items() for i in known}
     tagged = _two_subscriptions_tagged(run)

@@ -143,6 +143,8 @@ class Delivery:
     """The marks of the `before` messages, index for index (None: unmarked)."""
     origin: str = "a built-in answer"
     """Where the messages come from (a step's label), for the send gate's errors."""
+    step: int | None = None
+    """The index of the step that answered (None: a built-in answer)."""
 
 
 @dataclass(frozen=True)
@@ -576,6 +578,7 @@ class Engine:
             violation=reply.get("violation"),
             before_marks=[mark for _, mark in marked],
             origin=step.label,
+            step=step.index,
         )
 
     # -- what the mock may send (send_problem) ---------------------------------------------------

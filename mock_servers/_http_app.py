@@ -546,7 +546,10 @@ class HttpMock:
     def _apply_action(self, action: Action) -> None:
         if action.kind == "send":
             push = Push(
-                message=dict(action.payload), violation=action.violation, origin=action.step.label
+                message=dict(action.payload),
+                violation=action.violation,
+                origin=action.step.label,
+                listen_step=self.engine.script.listen_step(action.step),
             )
             self.hub.push(push)
             return
@@ -890,6 +893,8 @@ class HttpMock:
         params = message.params if isinstance(message.params, dict) else {}
         if listen and isinstance(params.get("notifications"), dict):
             stream.notifications = params["notifications"]
+        if listen:
+            stream.listen_step = delivery.step
         stream.plan = Plan(
             items_from_script(
                 delivery.sse.get("events"),

@@ -48,6 +48,7 @@ class Push:
     job: Callable[[], Coroutine[Any, Any, None]] | None = None
     violation: str | None = None  # the script's mark on `message`
     origin: str = ""  # where `message` comes from, for the send gate's errors
+    listen_step: int | None = None  # only for the listen stream that this step answered
 
 
 @dataclass
@@ -85,6 +86,7 @@ class SseStream:
         self.request_id = request_id
         self.auto_ids = auto_ids
         self.notifications: Mapping[str, Any] = {}  # a listen stream's filter
+        self.listen_step: int | None = None  # the step that answered its listen request
         self.plan: Plan | None = None
         self.blocks: list[tuple[str | None, bytes, dict[str, Any]]] = []
         self.exchange: Exchange | None = None  # the response carrying it now
@@ -220,8 +222,9 @@ class StreamHub:
 
     def push(self, push: Push) -> None:
         """A server-initiated message: to the newest GET / HTTP+SSE stream, or at
-        2026-07-28 to every listen stream that opted in to it (never the same message on
-        two GET streams); kept until such a stream opens."""
+        2026-07-28 to every listen stream that opted in to it (only the one its
+        `listen_step` answered, if set; never the same message on two GET streams); kept
+        until such a stream opens."""
         message = push.message
         if self.engine.stateless and message is not None and not listenable(message):
             self.note(
@@ -234,6 +237,7 @@ class StreamHub:
             for s in self.live
             if self.is_target(s)
             and (message is None or s.kind != "listen" or subscribed(s.notifications, message))
+            and (s.kind != "listen" or push.listen_step in (None, s.listen_step))
         ]
         if not targets:
             self._pending.append(push)

@@ -22,11 +22,10 @@ from typing import Any, Literal
 
 import jsonschema
 
-from harness.protocol import HANDSHAKE_REVISIONS, REVISIONS, is_stateless
+from harness.protocol import HANDSHAKE_REVISIONS, META_SUBSCRIPTION_ID, REVISIONS, is_stateless
 from mock_servers._auth_settings import AuthSettings, auth_settings
 from mock_servers._conformance import jsonrpc_in_text, split_mark
 from mock_servers._patterns import OPERATORS, is_operator, match
-from mock_servers._subscriptions import META_SUBSCRIPTION_ID
 
 __all__ = [
     "FORMAT_VERSION",
@@ -174,6 +173,12 @@ class Script:
 
     def default_enabled(self, name: str) -> bool:
         return self.defaults.get(name, True)
+
+    def listen_step(self, send: Step) -> int | None:
+        """The index of the listen step a send step names (`"listen": label`), or None."""
+        label = send.raw.get("listen")
+        found = (s.index for s in self.steps if label is not None and s.raw.get("label") == label)
+        return next(found, None)
 
     def pick_revision(self, wanted: str | None) -> str:
         """The revision to serve: `wanted`, or the newest the script declares."""
@@ -468,6 +473,8 @@ def _check_semantics(script: Script) -> list[Problem]:
                 labels[label] = step.index
         if step.kind == "fault":
             problems += _check_fault(script, step.raw["fault"], f"{step.pointer}/fault")
+        if step.kind == "send" and "listen" in step.raw:
+            problems += _check_send_listen(script, step)
         if step.kind != "expect":
             continue
         problems += _check_message_pattern(step.raw["expect"], f"{step.pointer}/expect")
@@ -539,6 +546,32 @@ def _sessions_possible(script: Script) -> bool:
         return True
     http_era = [r for r in handshake if r != "2024-11-05"]
     return "http" in script.transports and bool(http_era) and script.http.sessions
+
+
+def _check_send_listen(script: Script, step: Step) -> list[Problem]:
+    """A send step's `listen` names an earlier subscriptions/listen step, at 2026-07-28."""
+    index = script.listen_step(step)
+    target = script.steps[index] if index is not None else None
+    pointer = f"{step.pointer}/listen"
+    if not any(is_stateless(r) for r in script.revisions):
+        return [Problem(pointer, "subscriptions/listen exists from 2026-07-28 on", "drop it")]
+    if target is None or target.index >= step.index:
+        return [
+            Problem(
+                pointer,
+                f"no step before this one has the label {step.raw['listen']!r}",
+                "name the label of an earlier expect step of subscriptions/listen",
+            )
+        ]
+    if target.kind != "expect" or target.raw["expect"].get("method") != "subscriptions/listen":
+        return [
+            Problem(
+                pointer,
+                f"{target.label} does not expect subscriptions/listen",
+                "name the label of an expect step of subscriptions/listen",
+            )
+        ]
+    return []
 
 
 def _check_fault(script: Script, fault: Mapping[str, Any], pointer: str) -> list[Problem]:

@@ -35,8 +35,9 @@ and `expire_session` are HTTP faults: recorded as a note here.
 Subscriptions (2026-07-28): a `subscriptions/listen` request opens a subscription once its
 `before` messages (the acknowledgement) are written, and its response (or the client's
 `notifications/cancelled`) ends it. A sent change notification is written once per open
-subscription that opted in to it, marked with that subscription's id, and held until one
-does (mock_servers/_subscriptions.py); other sends share the one channel unmarked.
+subscription that opted in to it (only to the one a send step's `listen` names), marked
+with that subscription's id, and held until one does (mock_servers/_subscriptions.py);
+other sends share the one channel unmarked.
 """
 
 from __future__ import annotations
@@ -498,10 +499,11 @@ class _StdioServer:
     _stdout_gone: bool = False
     _noted: set[str] = field(default_factory=set)
     _lines: int = 0
-    # 2026-07-28: the open subscriptions (listen request id -> its filter), and the change
-    # notifications that no subscription has opted in to yet.
+    # 2026-07-28: the open subscriptions (listen request id -> its filter, and the step
+    # that answered it), and the change notifications that no subscription takes yet.
     _subscriptions: dict[RequestId, Mapping[str, Any]] = field(default_factory=dict)
-    _held: list[tuple[dict[str, Any], str, str | None]] = field(default_factory=list)
+    _subscription_steps: dict[RequestId, int | None] = field(default_factory=dict)
+    _held: list[tuple[dict[str, Any], str, str | None, int | None]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.transcript = self.engine.transcript
@@ -787,9 +789,10 @@ class _StdioServer:
             await self._write(message, where=where, violation=mark)
         if subscribe is not None:
             self._subscriptions[request_id] = subscribe
+            self._subscription_steps[request_id] = delivery.step
             held, self._held = self._held, []
-            for message, where, mark in held:
-                await self._send(message, where=where, violation=mark)
+            for message, where, mark, on in held:
+                await self._send(message, where=where, violation=mark, on=on)
         for server_request in delivery.awaits:
             if not await self._await_answer(server_request):
                 why = "stdin closed" if self._eof.is_set() else f"{self.answer_timeout:g} s passed"
@@ -878,18 +881,27 @@ class _StdioServer:
         return notifications if isinstance(notifications, dict) else {}
 
     async def _send(
-        self, message: dict[str, Any], *, where: str, violation: str | None = None
+        self,
+        message: dict[str, Any],
+        *,
+        where: str,
+        violation: str | None = None,
+        on: int | None = None,
     ) -> None:
         """A send step: at 2026-07-28 a change notification goes to each subscription that
-        opted in to it (held until one does); anything else goes out as it is."""
+        opted in to it (only the one that step `on` answered, if given), held until one
+        does; anything else goes out as it is."""
         if not self.engine.stateless or not listenable(message):
             await self._write(message, where=where, violation=violation)
             return
         targets = [
-            sid for sid, wanted in self._subscriptions.items() if subscribed(wanted, message)
+            sid
+            for sid, wanted in self._subscriptions.items()
+            if subscribed(wanted, message)
+            and (on is None or self._subscription_steps.get(sid) == on)
         ]
         if not targets:
-            self._held.append((message, where, violation))
+            self._held.append((message, where, violation, on))
             self._note(f"{message.get('method')} held: no subscription opted in to it yet")
         for sid in targets:
             await self._write(with_subscription_id(message, sid), where=where, violation=violation)
@@ -936,6 +948,7 @@ class _StdioServer:
                             dict(action.payload),
                             where=action.step.label,
                             violation=action.violation,
+                            on=self.engine.script.listen_step(action.step),
                         )
                     else:
                         await self._fault(action.payload, reply_to=None)

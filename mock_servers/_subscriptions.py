@@ -12,11 +12,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from harness.protocol import RequestId
+from harness.protocol import META_SUBSCRIPTION_ID, RequestId
 
-__all__ = ["META_SUBSCRIPTION_ID", "listenable", "subscribed", "with_subscription_id"]
+__all__ = ["listenable", "subscribed", "with_subscription_id"]
 
-META_SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
 # The change notifications a listen request opts in to by a flag of its filter.
 _FLAGS = {
     "notifications/tools/list_changed": "toolsListChanged",

@@ -577,6 +577,49 @@ async def test_operations_of_protocol_1_1_are_sent_as_documented(tmp_path: Path)
     ]
 
 
+ROUTING_DRIVER = """
+import json, sys
+
+def send(message):
+    sys.stdout.write(json.dumps(message) + "\\n")
+    sys.stdout.flush()
+
+send({"hello": "mcp-testbench-driver/1.1", "client": {"name": "routing", "version": "1"},
+      "supports": ["http", "tools", "listen", "listen_routing", "2026-07-28"]})
+for line in sys.stdin:
+    command = json.loads(line)
+    if command["op"] == "listen":
+        changed = {"event": "notification", "method": "notifications/tools/list_changed",
+                   "params": {}}
+        send({"event": "subscription", "state": "acknowledged", "notifications": {},
+              "listen": command["id"]})
+        send({**changed, "listen": command["id"]})
+        send({**changed, "listen": 999})
+        send(changed)
+    send({"id": command["id"], "ok": True, "value": {}})
+    if command["op"] == "close":
+        break
+"""
+
+
+async def test_events_name_the_listen_they_were_surfaced_under(tmp_path: Path) -> None:
+    # 1.1 `listen_routing`: a `listen` field names the listen command; the binding hands
+    # the check the key the harness gave that listen, and keeps a name of no listen as is.
+    argv = write_script(tmp_path, "routing_driver.py", ROUTING_DRIVER)
+    events: list[ClientEvent] = []
+    async with driven(argv) as client:
+        with anyio.fail_after(BOUND):
+            await client.connect(NO_TARGET, ConnectOptions(timeout=5, on_event=events.append))
+            await client.listen({"toolsListChanged": True}, subscription=7)
+            await client.close()
+    assert [(e.event, dict(e.params), e.subscription) for e in events] == [
+        ("subscription", {"state": "acknowledged", "notifications": {}}, 7),
+        ("notification", {}, 7),
+        ("notification", {}, "999 (no listen command has that id)"),
+        ("notification", {}, None),
+    ]
+
+
 async def test_authorization_goes_only_to_a_driver_that_declares_auth(tmp_path: Path) -> None:
     argv = write_script(tmp_path, "echo_driver.py", ECHO_DRIVER)
     given = Authorization("someone", "http://127.0.0.1:1/cb")

@@ -276,6 +276,18 @@ NO_SECOND_LISTEN = (
     ),
 )
 
+# N6: re-listening is owed to a server the client started again; mcp does not start it
+# again (F10), so after the exit there is no new process to listen on.
+NO_RESTART_TO_RELISTEN_ON = (
+    Pin(
+        "N/A",
+        "stateless.relisten-after-restart",
+        MODERN,
+        ("stdio",),
+        scenario="stdio-listen-restart",
+    ),
+)
+
 
 # docs/findings.md, "Verdicts under review" (questions about the checks; all resolved):
 # R1: a dual-era client's server/discover probe before initialize is what the 2026-07-28
@@ -315,6 +327,7 @@ MCP_AUTO = (
     *F16,
     *F17,
     *NO_SECOND_LISTEN,
+    *NO_RESTART_TO_RELISTEN_ON,
     *_skipped("tools-tasks-polling"),
 )
 
@@ -334,6 +347,8 @@ FASTMCP = (
         "features-subscribe-undeclared",
         "tools-tasks-polling",
         "http-listen-relisten",
+        "listen-two-subscriptions",
+        "stdio-listen-restart",
     ),
 )
 MCP_AUTO = (*MCP_AUTO, *NO_LOG_OPT_IN)

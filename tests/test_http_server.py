@@ -1027,6 +1027,51 @@ async def test_2026_a_notification_goes_only_to_the_listen_streams_that_opted_in
     assert any("'notifications/message' not sent" in n for n in notes(mock_of(app)))
 
 
+async def test_2026_a_send_that_names_a_listen_goes_on_that_stream_only() -> None:
+    # Both streams opted in to tools changes; the step's `listen` picks the first.
+    first, second = (
+        {**_listen_step(), "label": label, "expect": {"method": "subscriptions/listen"}}
+        for label in ("first", "second")
+    )
+    first.pop("repeat")
+    second.pop("repeat")
+    changed = {"method": "notifications/tools/list_changed"}
+    script = inline(
+        [
+            first,
+            second,
+            {"expect": {"method": "tools/list"}, "reply": {"result": TOOLS}},
+            {"send": changed, "listen": "first"},
+            {"send": changed},
+        ],
+        revisions=["2026-07-28"],
+    )
+    app = create_app(script)
+    wanted = {"notifications": {"toolsListChanged": True}}
+    async with in_process(app) as client:
+        body_a, wire_a = modern("subscriptions/listen", "a", wanted)
+        body_b, wire_b = modern("subscriptions/listen", "b", wanted)
+        async with client.stream("POST", "/mcp", json=body_a, headers=wire_a) as stream_a:
+            events_a = Events(stream_a)
+            await events_a.next()  # acknowledged: a is open before b is asked for
+            async with client.stream("POST", "/mcp", json=body_b, headers=wire_b) as stream_b:
+                events_b = Events(stream_b)
+                await events_b.next()
+                body, wire = modern("tools/list", 2)
+                assert (await client.post("/mcp", json=body, headers=wire)).status_code == 200
+                got_a = [message_of(await events_a.next()) for _ in range(2)]
+                got_b = [message_of(await events_b.next())]
+    assert [m["params"]["_meta"][SUBSCRIPTION_ID] for m in got_a] == ["a", "a"]
+    assert [m["params"]["_meta"][SUBSCRIPTION_ID] for m in got_b] == ["b"]
+    sent = [
+        m["message"]
+        for m in entries(mock_of(app), "message")
+        if m["direction"] == "server" and m["message"].get("method") == changed["method"]
+    ]
+    # Each stream is written by a task of its own: the two streams' order is not defined.
+    assert sorted(m["params"]["_meta"][SUBSCRIPTION_ID] for m in sent) == ["a", "a", "b"]
+
+
 async def test_2026_the_result_that_ends_a_listen_stream_names_the_subscription() -> None:
     script = inline([_listen_step(result={})], revisions=["2026-07-28"])
     app = create_app(script)

@@ -8,8 +8,12 @@ named verdicts and every other check of the run still passes.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
+import sys
 from collections.abc import Mapping, Sequence
-from typing import Any
+from pathlib import Path
+from typing import Any, ClassVar
 
 import httpx
 import pytest
@@ -17,6 +21,7 @@ from _mutation import Case, assert_mutant_fails_exactly, verdicts
 
 from harness.clients import ClientError, ReferenceClient
 from harness.clients._contract import ClientEvent
+from harness.clients._driver import DriverClient
 from harness.clients._ref_http import HttpTransport
 from harness.protocol import ErrorResponse, Notification, Request, RequestId, Response
 
@@ -127,18 +132,77 @@ class CancelsTaskByNotification(ReferenceClient):
 class ListensForEverything(ReferenceClient):
     """LISTEN: opens subscriptions/listen with a filter of its own, not the one asked for."""
 
-    async def listen(self, notifications: Mapping[str, Any]) -> dict[str, Any]:
-        return await super().listen({"toolsListChanged": True, "promptsListChanged": True})
+    async def listen(
+        self, notifications: Mapping[str, Any], *, subscription: int | None = None
+    ) -> dict[str, Any]:
+        wanted = {"toolsListChanged": True, "promptsListChanged": True}
+        return await super().listen(wanted, subscription=subscription)
 
 
 class ListensOnce(ReferenceClient):
     """LISTEN: never listens again once the server ended the stream."""
 
-    async def _listen_loop(self, notifications: dict[str, Any]) -> None:
+    async def _listen_loop(self, notifications: dict[str, Any], subscription: Any) -> None:
         try:
-            await self._request("subscriptions/listen", {"notifications": notifications})
+            await self._request(
+                "subscriptions/listen",
+                {"notifications": notifications},
+                on_id=functools.partial(self._route_listen, subscription, []),
+            )
         except ClientError as exc:
             self._log(f"listen ended: {exc}")
+
+
+class SurfacesUnderNewestListen(ReferenceClient):
+    """LISTEN, ST-5: surfaces what arrives on any listen stream under the subscription
+    opened last, whatever subscriptionId it carries."""
+
+    def _emit(self, event: ClientEvent) -> None:
+        keys = [s.key for s in self._subscriptions.values()]
+        if event.event == "notification" and event.subscription is not None and keys:
+            event = dataclasses.replace(event, subscription=keys[-1])
+        super()._emit(event)
+
+
+class SurfacesUnderEveryListen(ReferenceClient):
+    """LISTEN, ST-5: surfaces what arrives on a listen stream under every open
+    subscription (a broadcast instead of demultiplexing)."""
+
+    def _emit(self, event: ClientEvent) -> None:
+        if event.event != "notification" or event.subscription is None:
+            super()._emit(event)
+            return
+        for key in dict.fromkeys(s.key for s in self._subscriptions.values()):
+            super()._emit(dataclasses.replace(event, subscription=key))
+
+
+class RoutesByKind(ReferenceClient):
+    """LISTEN, ST-5: surfaces a change notification under every open subscription whose
+    acknowledged filter takes its kind, instead of the one its subscriptionId names."""
+
+    _FLAGS: ClassVar[dict[str, str]] = {
+        "notifications/tools/list_changed": "toolsListChanged",
+        "notifications/prompts/list_changed": "promptsListChanged",
+        "notifications/resources/list_changed": "resourcesListChanged",
+    }
+
+    def _emit(self, event: ClientEvent) -> None:
+        flag = self._FLAGS.get(event.method)
+        if event.event != "notification" or event.subscription is None or flag is None:
+            super()._emit(event)
+            return
+        subscriptions = {id(s): s for s in self._subscriptions.values()}.values()
+        for subscription in subscriptions:
+            if subscription.notifications.get(flag) is True:
+                super()._emit(dataclasses.replace(event, subscription=subscription.key))
+
+
+class SurfacesUnrouted(ReferenceClient):
+    """LISTEN: names `listen_routing` but surfaces every notification outside any
+    subscription (what a driver that forgets the `listen` field reports)."""
+
+    def _emit(self, event: ClientEvent) -> None:
+        super()._emit(dataclasses.replace(event, subscription=None))
 
 
 class DropsListChanged(ReferenceClient):
@@ -236,6 +300,36 @@ CASES = {
             "stateless.listen-notifications-surfaced": "N/A",
         },
     ),
+    "surfaces-under-newest-listen": Case(
+        SurfacesUnderNewestListen,
+        ("listen-two-subscriptions", "2026-07-28", "stdio"),
+        {"stateless.listen-correlated": "FAIL"},
+    ),
+    "surfaces-under-every-listen": Case(
+        SurfacesUnderEveryListen,
+        ("listen-two-subscriptions", "2026-07-28", "stdio"),
+        {"stateless.listen-correlated": "FAIL"},
+    ),
+    "surfaces-under-every-listen-over-http": Case(
+        SurfacesUnderEveryListen,
+        ("listen-two-subscriptions", "2026-07-28", "http"),
+        {"stateless.listen-correlated": "FAIL"},
+    ),
+    "routes-by-kind": Case(
+        RoutesByKind,
+        ("listen-two-subscriptions", "2026-07-28", "stdio"),
+        {"stateless.listen-correlated": "FAIL"},
+    ),
+    "surfaces-unrouted": Case(
+        SurfacesUnrouted,
+        ("listen-two-subscriptions", "2026-07-28", "stdio"),
+        {"stateless.listen-correlated": "WARN"},
+    ),
+    "does-not-relisten-after-restart": Case(
+        ListensOnce,
+        ("stdio-listen-restart", "2026-07-28", "stdio"),
+        {"stateless.relisten-after-restart": "FAIL"},
+    ),
     "drops-list-changed": Case(
         DropsListChanged,
         ("http-listen-relisten", "2026-07-28", "http"),
@@ -258,3 +352,33 @@ def test_mutant_fails_exactly_its_checks(name: str) -> None:
 def test_reference_client_passes_the_same_runs(name: str) -> None:
     seen = verdicts(ReferenceClient, CASES[name].run)
     assert set(seen.values()) == {"PASS"}, seen
+
+
+class DoesNotNameListenRouting(ReferenceClient):
+    """Listens, but does not say under which subscription it surfaces a notification."""
+
+    @property
+    def supports(self) -> frozenset[str]:
+        return super().supports - {"listen_routing"}
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_a_client_that_does_not_name_listen_routing_is_skipped(transport: str) -> None:
+    # Never a PASS, never a FAIL: the correlation cannot be seen, by the client's own word.
+    seen = verdicts(DoesNotNameListenRouting, ("listen-two-subscriptions", "2026-07-28", transport))
+    assert seen == {"stateless.listen-correlated": "SKIP"}
+
+
+PYTHON_DRIVER = (
+    Path(__file__).resolve().parent.parent / "examples" / "drivers" / "python" / "driver.py"
+)
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_the_python_example_driver_names_the_listen_of_each_notification(transport: str) -> None:
+    # The same judgement through driver protocol 1.1: `listen` fields on the events.
+    def driver() -> DriverClient:
+        return DriverClient([sys.executable, str(PYTHON_DRIVER)])
+
+    seen = verdicts(driver, ("listen-two-subscriptions", "2026-07-28", transport))
+    assert seen == {"stateless.listen-correlated": "PASS"}

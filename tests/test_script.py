@@ -299,3 +299,46 @@ def _has_dollar_keys(value: Any) -> bool:
     if isinstance(value, list):
         return any(map(_has_dollar_keys, value))
     return False
+
+
+def _listen_script(send_listen: str, revisions: tuple[str, ...] = ("2026-07-28",)) -> Any:
+    ack = {"method": "notifications/subscriptions/acknowledged", "params": {"notifications": {}}}
+    return _with(
+        revisions=list(revisions),
+        server={"capabilities": {"tools": {"listChanged": True}}},
+        steps=[
+            {
+                "label": "list",
+                "expect": {"method": "tools/list"},
+                "reply": {"result": {"tools": []}},
+            },
+            {
+                "label": "A",
+                "expect": {"method": "subscriptions/listen"},
+                "reply": {"before": [ack], "fault": {"kind": "hang"}},
+            },
+            {"send": {"method": "notifications/tools/list_changed"}, "listen": send_listen},
+        ],
+    )
+
+
+def test_a_send_step_names_the_listen_it_goes_on() -> None:
+    script = parse_script(_listen_script("A"), source="s.json")
+    assert script.listen_step(script.steps[2]) == 1
+    assert script.listen_step(script.steps[1]) is None  # a step without `listen`
+
+
+@pytest.mark.parametrize(
+    ("listen", "revisions", "reason"),
+    [
+        ("B", ("2026-07-28",), "no step before this one has the label 'B'"),
+        ("list", ("2026-07-28",), "step 0 (list) does not expect subscriptions/listen"),
+        ("A", ("2025-11-25",), "subscriptions/listen exists from 2026-07-28 on"),
+    ],
+)
+def test_a_send_step_must_name_an_earlier_listen(
+    listen: str, revisions: tuple[str, ...], reason: str
+) -> None:
+    error = _error(_listen_script(listen, revisions))
+    assert reason in str(error)
+    assert "/steps/2/listen" in str(error)

@@ -845,6 +845,67 @@ def test_2026_stdio_subscriptions_get_what_they_opted_in_to_marked_with_their_id
     ]
 
 
+def test_2026_stdio_a_send_that_names_a_listen_goes_to_that_subscription_only() -> None:
+    ack = {"method": "notifications/subscriptions/acknowledged", "params": {"notifications": {}}}
+    listen = {"reply": {"before": [ack], "fault": {"kind": "hang"}}}
+    changed = {"method": "notifications/tools/list_changed"}
+    script = parse_script(
+        {
+            "format_version": 1,
+            "name": "stdio-listen-named",
+            "revisions": ["2026-07-28"],
+            "server": {"capabilities": {"tools": {"listChanged": True}}},
+            "steps": [
+                {"label": "first", "expect": {"method": "subscriptions/listen"}, **listen},
+                {"label": "second", "expect": {"method": "subscriptions/listen"}, **listen},
+                {"send": changed, "listen": "first"},  # both opted in: the first alone
+                {"send": changed},  # every subscription that opted in
+            ],
+            "transports": ["stdio"],
+        }
+    )
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    seen: list[tuple[Any, ...]] = []
+
+    async def main() -> None:
+        in_tx, in_rx = anyio.create_memory_object_stream[bytes](8)
+        out_tx, out_rx = anyio.create_memory_object_stream[bytes](8)
+        err_tx, err_rx = anyio.create_memory_object_stream[bytes](64)
+
+        async def serve() -> None:
+            await serve_stdio(
+                script, stdin=_MemoryIn(in_rx), stdout=_MemoryOut(out_tx), stderr=_MemoryOut(err_tx)
+            )
+
+        with anyio.fail_after(TIMEOUT):
+            async with anyio.create_task_group() as tg, in_tx, out_rx, err_rx:
+                tg.start_soon(serve)
+                for request_id in ("a", "b"):
+                    params = {"notifications": {"toolsListChanged": True}, "_meta": meta}
+                    body = {"jsonrpc": "2.0", "id": request_id, "method": "subscriptions/listen"}
+                    await in_tx.send(json.dumps({**body, "params": params}).encode() + b"\n")
+                for _ in range(5):  # two acknowledgements, then the three notifications
+                    message = json.loads(await out_rx.receive())
+                    sid = message["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"]
+                    seen.append((message["method"], sid))
+                in_tx.close()
+        for stream in (in_rx, out_tx, err_tx):
+            stream.close()
+
+    anyio.run(main)
+    acknowledged = "notifications/subscriptions/acknowledged"
+    assert seen == [
+        (acknowledged, "a"),
+        (acknowledged, "b"),
+        (changed["method"], "a"),
+        (changed["method"], "a"),
+        (changed["method"], "b"),
+    ]
+
+
 # -- real clients ------------------------------------------------------------------------------
 
 

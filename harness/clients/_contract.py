@@ -55,11 +55,14 @@ FEATURES = frozenset(
 #: Driver protocol 1.1 operations a client may name in `supports`; never assumed (an empty
 #: `supports` does not imply them). `tasks` covers task-augmented call_tool and the
 #: get_task / task_result / cancel_task operations; `subscribe_resource` covers unsubscribing.
+#: `listen_routing` is a promise about `listen`: the client holds several listens at once
+#: and names, on each event, the listen it surfaced it under (`ClientEvent.subscription`).
 OPERATIONS = frozenset(
     {
         "set_log_level",
         "subscribe_resource",
         "listen",
+        "listen_routing",
         "complete",
         "list_resource_templates",
         "set_roots",
@@ -142,12 +145,18 @@ class Handlers:
 class ClientEvent:
     """Something the client surfaced to its application: a notification, a log line, or
     (2026-07-28 `listen`) a change of a subscription's state: `params` holds `state`
-    (`acknowledged`, `ended`, `error`) and `notifications`, `reason` or `message`."""
+    (`acknowledged`, `ended`, `error`) and `notifications`, `reason` or `message`.
+
+    `subscription` (`listen_routing`): the `subscription` key of the `listen` call whose
+    subscription the client surfaced this notification or state under; None when the
+    client surfaced it outside any subscription (or does not say). A driver reports a
+    key the harness never gave as a string that says so."""
 
     event: Literal["notification", "log", "subscription"]
     method: str = ""
     params: Mapping[str, Any] = field(default_factory=dict)
     text: str = ""
+    subscription: int | str | None = None
 
 
 @dataclass(frozen=True)
@@ -258,9 +267,15 @@ class McpClientExtras(Protocol):
 
     async def unsubscribe_resource(self, uri: str) -> dict[str, Any]: ...
 
-    async def listen(self, notifications: Mapping[str, Any]) -> dict[str, Any]:
+    async def listen(
+        self, notifications: Mapping[str, Any], *, subscription: int | None = None
+    ) -> dict[str, Any]:
         """2026-07-28 subscriptions/listen with this filter; returns once acknowledged:
-        `{"notifications": {...}}`. The subscription lives until close()."""
+        `{"notifications": {...}}`. The subscription lives until close().
+
+        `subscription` is given only to a client that names `listen_routing`: a key of
+        the harness's, which every event the client surfaces under this subscription
+        carries as `ClientEvent.subscription` (several listens may be open at once)."""
         ...
 
     async def complete(

@@ -80,6 +80,9 @@ class DriverClient:
         # Ids whose replies nobody awaits any more (a cancelled command, a `cancel`): their
         # late replies are expected, not a driver fault worth a diagnostics line.
         self._abandoned: set[int] = set()
+        # `listen` command ids -> the harness's subscription key (`listen_routing`): a
+        # driver names the command on the events it surfaces under that subscription.
+        self._listens: dict[int, int | None] = {}
 
     # -- identity ---------------------------------------------------------------------------
 
@@ -113,16 +116,13 @@ class DriverClient:
         """The hello line as the driver printed it (or the known one, before the start)."""
         return dict(self._hello)
 
-    async def prepare(self) -> None:
-        """Start the driver and read its hello (the harness calls this before anything)."""
-        await self._start()
-
     def _greeted(self) -> bool:
         """Whether this process printed its hello (and so speaks the protocol)."""
         seen = self._hello_seen
         return seen is not None and seen.done() and not seen.cancelled() and not seen.exception()
 
-    async def _start(self) -> None:
+    async def prepare(self) -> None:
+        """Start the driver and read its hello (the harness calls this before anything)."""
         if self._process is not None:
             return
         loop = asyncio.get_running_loop()
@@ -232,23 +232,45 @@ class DriverClient:
     def _event(self, value: Mapping[str, Any]) -> None:
         if self._options.on_event is None:
             return
+        subscription = self._subscription_of(value.get("listen"))
         if value.get("event") == "notification":
             params = value.get("params")
             method = str(value.get("method", ""))
-            event = ClientEvent("notification", method, params if isinstance(params, dict) else {})
+            event = ClientEvent(
+                "notification",
+                method,
+                params if isinstance(params, dict) else {},
+                subscription=subscription,
+            )
         elif value.get("event") == "subscription":
-            fields = {k: v for k, v in value.items() if k != "event"}
-            event = ClientEvent("subscription", params=fields)
+            fields = {k: v for k, v in value.items() if k not in ("event", "listen")}
+            event = ClientEvent("subscription", params=fields, subscription=subscription)
         else:
             event = ClientEvent("log", text=str(value.get("text", value)))
         # A failing callback must not end the reader task (every later reply would be lost).
         with contextlib.suppress(Exception):
             self._options.on_event(event)
 
+    def _subscription_of(self, listen: Any) -> int | str | None:
+        """The harness's key for the `listen` command an event names (1.1, `listen_routing`);
+        a name that is no listen command is kept as what it is, so a check can say so."""
+        if listen is None:
+            return None
+        if isinstance(listen, int) and not isinstance(listen, bool) and listen in self._listens:
+            return self._listens[listen]
+        return f"{json.dumps(listen)} (no listen command has that id)"
+
     # -- commands ---------------------------------------------------------------------------------
 
-    async def _command(self, op: str, fields: Mapping[str, Any], timeout: float) -> Any:
-        await self._start()
+    async def _command(
+        self,
+        op: str,
+        fields: Mapping[str, Any],
+        timeout: float,
+        *,
+        listen_key: int | None = None,
+    ) -> Any:
+        await self.prepare()
         process = self._process
         assert process is not None
         assert process.stdin is not None
@@ -256,6 +278,8 @@ class DriverClient:
             raise ClientError("crash", f"the driver has exited; cannot send {op}")
         command_id = self._next_id
         self._next_id += 1
+        if op == "listen":  # before the line goes out: its events may come before its reply
+            self._listens[command_id] = listen_key
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._pending[command_id] = future
         line = json.dumps({"id": command_id, "op": op, **fields}, ensure_ascii=False) + "\n"
@@ -321,9 +345,10 @@ class DriverClient:
         }
         if handlers:
             fields["handlers"] = handlers
-        await self._start()  # the hello says whether the driver takes `authorization`
-        if options.authorization is not None and "auth" in self.supports:
-            fields["authorization"] = _authorization(options.authorization)
+        if options.authorization is not None:
+            await self.prepare()  # the hello says whether the driver takes `authorization`
+            if "auth" in self.supports:
+                fields["authorization"] = _authorization(options.authorization)
         return _object(await self._command("connect", fields, self._timeout()))
 
     async def list_tools(self) -> dict[str, Any]:
@@ -374,9 +399,12 @@ class DriverClient:
         fields = {"uri": uri}
         return _object(await self._command("unsubscribe_resource", fields, self._timeout()))
 
-    async def listen(self, notifications: Mapping[str, Any]) -> dict[str, Any]:
+    async def listen(
+        self, notifications: Mapping[str, Any], *, subscription: int | None = None
+    ) -> dict[str, Any]:
         fields = {"notifications": dict(notifications)}
-        return _object(await self._command("listen", fields, self._timeout()))
+        command = self._command("listen", fields, self._timeout(), listen_key=subscription)
+        return _object(await command)
 
     async def complete(
         self,
@@ -429,6 +457,7 @@ class DriverClient:
             raise ClientError("unsupported", "the driver's hello offers no reuse")
         await self._command("reset", {}, 10.0)
         self._options = ConnectOptions()  # the old client's events reach nobody
+        self._listens.clear()
 
     async def close(self) -> None:
         """Ask the driver to close, then make sure it is gone: stdin closed, SIGTERM, SIGKILL."""

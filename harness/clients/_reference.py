@@ -54,6 +54,7 @@ from harness.clients._ref_stdio import StdioTransport
 from harness.protocol import (
     HANDSHAKE_REVISIONS,
     INVALID_PARAMS,
+    META_SUBSCRIPTION_ID,
     METHOD_NOT_FOUND,
     REVISIONS,
     STATELESS_REVISIONS,
@@ -119,6 +120,22 @@ class _Pending:
         if not self.done.is_set():
             self.result, self.error = result, error
             self.done.set()
+
+
+@dataclass
+class _Subscription:
+    """One `listen` of the application (LISTEN): the key its events carry, and what the
+    server acknowledged. Every subscriptions/listen request made for it (a re-listen, a
+    re-issue) routes here by its id while it is open."""
+
+    key: int | None
+    acknowledged: anyio.Event = field(default_factory=anyio.Event)
+    notifications: dict[str, Any] = field(default_factory=dict)
+
+
+def _is_request_id(value: Any) -> bool:
+    """A JSON-RPC id: a string or an integer (a boolean or a float is neither)."""
+    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
 
 
 def _tool_history_problem(messages: Any) -> str | None:
@@ -211,8 +228,8 @@ class ReferenceClient:
         self._replies = 0  # answers to server requests not yet sent
         self._replied = anyio.Event()
         self._roots: tuple[Mapping[str, Any], ...] | None = None  # set_roots: the new roots
-        self._acknowledged: anyio.Event | None = None  # listen: the first acknowledgement
-        self._acknowledgement: dict[str, Any] = {}
+        # LISTEN: the open subscriptions/listen requests (their ids) -> their subscription.
+        self._subscriptions: dict[RequestId, _Subscription] = {}
 
     @property
     def name(self) -> str:
@@ -462,8 +479,12 @@ class ReferenceClient:
         limit: float | None = None,
         progress: bool = False,
         cancellable: bool = True,
+        on_id: Callable[[RequestId], None] | None = None,
     ) -> dict[str, Any]:
-        """One request as the API sees it, with the retries each era prescribes."""
+        """One request as the API sees it, with the retries each era prescribes.
+
+        `on_id` is told every id the request goes out under (a retry gets a new one)
+        before it is sent, so that what the server sends for it can be routed."""
         params = dict(params or {})
         if not self._modern:
             generation = self._session_generation
@@ -497,7 +518,9 @@ class ReferenceClient:
                 headers = modern_headers(self._revision, method, body, declared)
             try:
                 result = _object(
-                    await self._exchange(method, body, limit, progress, cancellable, headers),
+                    await self._exchange(
+                        method, body, limit, progress, cancellable, headers, on_id
+                    ),
                     method,
                 )
             except StreamBrokenError:
@@ -552,6 +575,7 @@ class ReferenceClient:
         progress: bool,
         cancellable: bool,
         headers: Mapping[str, str] | None = None,
+        on_id: Callable[[RequestId], None] | None = None,
     ) -> Any:
         """Send one request under a fresh id and wait (bounded) for its response."""
         if self._broken is not None:
@@ -559,6 +583,8 @@ class ReferenceClient:
         assert self._transport is not None
         transport = self._transport
         request_id = next(self._ids)
+        if on_id is not None:
+            on_id(request_id)
         if progress:  # PROG: the request id is unique among active requests
             params = {**params, "_meta": {**params.get("_meta", {}), "progressToken": request_id}}
         pending = self._pending[request_id] = _Pending()
@@ -651,9 +677,26 @@ class ReferenceClient:
             self._answer_soon(reply)
         else:
             params = message.params if isinstance(message.params, dict) else {}
-            self._emit(ClientEvent("notification", method=message.method, params=params))
-            if message.method == "notifications/subscriptions/acknowledged":
-                self._subscription_acknowledged(params)
+            meta = params.get("_meta")
+            tag = meta.get(META_SUBSCRIPTION_ID) if isinstance(meta, dict) else None
+            subscription = None
+            if tag is not None:
+                # LISTEN: correlated by the id of the listen request it names, never by
+                # its kind or by which subscription is newest (ST-5: one channel on stdio).
+                subscription = self._subscriptions.get(tag) if _is_request_id(tag) else None
+                if subscription is None:
+                    self._log(f"ignored {message.method}: no open subscription has id {tag!r}")
+                    return
+            self._emit(
+                ClientEvent(
+                    "notification",
+                    method=message.method,
+                    params=params,
+                    subscription=None if subscription is None else subscription.key,
+                )
+            )
+            if message.method == "notifications/subscriptions/acknowledged" and subscription:
+                self._subscription_acknowledged(subscription, params)
             if message.method == "notifications/tools/list_changed" and self._has("tools"):
                 self._tasks.start_soon(self.list_tools)  # TL-5: refetch
 
@@ -920,55 +963,71 @@ class ReferenceClient:
         await self._request("resources/unsubscribe", {"uri": uri})
         return {}
 
-    async def listen(self, notifications: Mapping[str, Any]) -> dict[str, Any]:
+    async def listen(
+        self, notifications: Mapping[str, Any], *, subscription: int | None = None
+    ) -> dict[str, Any]:
         """LISTEN (2026-07-28): keep a subscriptions/listen open, and open it again when the
-        server ends it (ST-5: also after a restart); returns once acknowledged."""
+        server ends it (ST-5: also after a restart); returns once acknowledged. Several
+        may be open at once: each event names the `subscription` it belongs to."""
         if self._state != "open":
             raise ClientError("other", f"the client is {self._state}, not connected")
         if not self._modern:
             raise ClientError("unsupported", "subscriptions/listen is a 2026-07-28 request")
-        self._acknowledged = anyio.Event()
-        self._tasks.start_soon(self._listen_loop, dict(notifications))
+        opened = _Subscription(subscription)
+        self._tasks.start_soon(self._listen_loop, dict(notifications), opened)
         with anyio.move_on_after(self._options.timeout):
-            await self._acknowledged.wait()
-            return {"notifications": self._acknowledgement}
+            await opened.acknowledged.wait()
+            return {"notifications": opened.notifications}
         raise ClientError("timeout", "subscriptions/listen was not acknowledged in time")
 
     def _closing(self) -> bool:
         return self._state != "open"  # a method: mypy must not narrow it across awaits
 
-    def _subscription_acknowledged(self, params: Mapping[str, Any]) -> None:
+    def _subscription_acknowledged(
+        self, subscription: _Subscription, params: Mapping[str, Any]
+    ) -> None:
         acknowledged = params.get("notifications")
-        self._acknowledgement = dict(acknowledged) if isinstance(acknowledged, dict) else {}
-        self._emit(
-            ClientEvent(
-                "subscription",
-                params={"state": "acknowledged", "notifications": self._acknowledgement},
-            )
-        )
-        if self._acknowledged is not None:
-            self._acknowledged.set()
+        subscription.notifications = dict(acknowledged) if isinstance(acknowledged, dict) else {}
+        state = {"state": "acknowledged", "notifications": subscription.notifications}
+        self._emit(ClientEvent("subscription", params=state, subscription=subscription.key))
+        subscription.acknowledged.set()
 
-    async def _listen_loop(self, notifications: dict[str, Any]) -> None:
+    def _route_listen(
+        self, subscription: _Subscription, ids: list[RequestId], request_id: RequestId
+    ) -> None:
+        """A subscriptions/listen request goes out under `request_id`: what the server
+        sends naming it belongs to `subscription`."""
+        ids.append(request_id)
+        self._subscriptions[request_id] = subscription
+
+    async def _listen_loop(
+        self, notifications: dict[str, Any], subscription: _Subscription
+    ) -> None:
         failures = 0
         while self._state == "open" and failures < _MAX_RELISTENS:
+            ids: list[RequestId] = []
             try:
                 await self._request(
-                    "subscriptions/listen", {"notifications": notifications}, limit=math.inf
+                    "subscriptions/listen",
+                    {"notifications": notifications},
+                    limit=math.inf,
+                    on_id=functools.partial(self._route_listen, subscription, ids),
                 )
                 state = {"state": "ended", "reason": "result"}
                 failures += 1
             except ServerError as exc:
-                self._emit(
-                    ClientEvent("subscription", params={"state": "error", "message": str(exc)})
-                )
+                state = {"state": "error", "message": str(exc)}
+                self._emit(ClientEvent("subscription", params=state, subscription=subscription.key))
                 return  # the server refused the filter: listening again would not help
             except ClientError as exc:
                 if self._closing():
                     return
                 state = {"state": "ended", "reason": "closed", "message": exc.message}
                 failures += 1
-            self._emit(ClientEvent("subscription", params=state))
+            finally:
+                for request_id in ids:  # an ended subscription is no route any more
+                    self._subscriptions.pop(request_id, None)
+            self._emit(ClientEvent("subscription", params=state, subscription=subscription.key))
             await anyio.sleep(0.05 * failures)  # a server that ends every stream at once
 
     async def complete(

@@ -493,7 +493,10 @@ class McpSdkClient:
         if handshake:
             features |= {"sse-legacy", "ping"}
         if self._mode != "legacy":
-            features.add("listen")  # Client.listen(), a 2026-07-28 request
+            # Client.listen(), a 2026-07-28 request; each subscription is an iterator of
+            # its own, fed by the SDK's demultiplexing by subscriptionId: what it yields is
+            # reported under that listen (`listen_routing`).
+            features |= {"listen", "listen_routing"}
         return frozenset(features) | sdk_revisions(
             handshake=handshake, modern=self._mode != "legacy"
         )
@@ -737,10 +740,12 @@ class McpSdkClient:
             await self._holder.call(client.send_roots_list_changed)
         return {}
 
-    async def listen(self, notifications: Mapping[str, Any]) -> dict[str, Any]:
+    async def listen(
+        self, notifications: Mapping[str, Any], *, subscription: int | None = None
+    ) -> dict[str, Any]:
         client = self._open()
         return await self._holder.call(
-            lambda: self._subscriptions.open(client, notifications, self._options)
+            lambda: self._subscriptions.open(client, notifications, self._options, subscription)
         )
 
     async def close(self) -> None:
@@ -763,20 +768,29 @@ class Subscriptions:
     When a subscription ends, nothing listens again: the SDK leaves that to its application
     ("There is no replay and no automatic re-listen"), and so the adapter leaves it to the
     client, as driver protocol 1.1 asks.
+
+    What a subscription's iterator yields (the SDK routed it there by its subscriptionId)
+    is reported as a notification under that subscription's key (`listen_routing`); the
+    same notification reaches message_handler too, reported there under no subscription.
     """
 
     def __init__(self) -> None:
         self._tasks: set[asyncio.Task[None]] = set()
 
     async def open(
-        self, client: mcp.Client, notifications: Mapping[str, Any], options: ConnectOptions
+        self,
+        client: mcp.Client,
+        notifications: Mapping[str, Any],
+        options: ConnectOptions,
+        key: int | None = None,
     ) -> dict[str, Any]:
         """Listen with this SubscriptionFilter; `{"notifications": <acknowledged>}` once the
-        SDK has entered the subscription, or what entering raised."""
+        SDK has entered the subscription, or what entering raised. Events name `key`."""
         loop = asyncio.get_running_loop()
         acknowledged: asyncio.Future[dict[str, Any]] = loop.create_future()
         task = loop.create_task(
-            self._keep(client, dict(notifications), options, acknowledged), name="mcp listen"
+            self._keep(client, dict(notifications), options, acknowledged, key),
+            name="mcp listen",
         )
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
@@ -793,8 +807,10 @@ class Subscriptions:
         notifications: dict[str, Any],
         options: ConnectOptions,
         acknowledged: asyncio.Future[dict[str, Any]],
+        key: int | None,
     ) -> None:
         from mcp.client.subscriptions import ListenNotSupportedError, SubscriptionLost
+        from mcp.shared.subscriptions import event_to_notification
 
         uris = notifications.get("resourceSubscriptions")
         try:
@@ -806,10 +822,17 @@ class Subscriptions:
             ) as subscription:
                 honored = to_json(subscription.honored)
                 state = {"state": "acknowledged", "notifications": honored}
-                emit(options, ClientEvent("subscription", params=state))
+                emit(options, ClientEvent("subscription", params=state, subscription=key))
                 acknowledged.set_result(honored)
-                async for _ in subscription:
-                    pass  # each event reached message_handler too (the SDK tees it)
+                async for event in subscription:
+                    # The SDK's own wire form of the typed event, without a _meta of ours.
+                    notification = event_to_notification(event, {})
+                    params = to_json(notification.params) if notification.params else {}
+                    params.pop("_meta", None)
+                    emit(
+                        options,
+                        ClientEvent("notification", notification.method, params, subscription=key),
+                    )
             ended = {"state": "ended", "reason": "result"}  # the server's graceful close
         except ListenNotSupportedError as exc:  # refused locally: nothing was sent
             if not acknowledged.done():
@@ -830,7 +853,7 @@ class Subscriptions:
                 str(exc) if isinstance(exc, SubscriptionLost) else to_client_error(exc).message
             )
             ended = {"state": "ended", "reason": "closed", "message": message}
-        emit(options, ClientEvent("subscription", params=ended))
+        emit(options, ClientEvent("subscription", params=ended, subscription=key))
 
     async def close(self) -> None:
         """End every subscription (bounded): leaving `async with` ends its stream."""

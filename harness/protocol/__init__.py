@@ -32,6 +32,7 @@ from harness.protocol._jsonvalue import json_type, same_json
 from harness.protocol._revisions import (
     HANDSHAKE_REVISIONS,
     LATEST,
+    META_SUBSCRIPTION_ID,
     REVISIONS,
     STATELESS_REVISIONS,
     Revision,
@@ -56,6 +57,7 @@ __all__ = [
     "INVALID_PARAMS",
     "INVALID_REQUEST",
     "LATEST",
+    "META_SUBSCRIPTION_ID",
     "METHOD_NOT_FOUND",
     "PARSE_ERROR",
     "REVISIONS",

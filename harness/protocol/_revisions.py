@@ -7,6 +7,7 @@ from typing import Final, Literal
 __all__ = [
     "HANDSHAKE_REVISIONS",
     "LATEST",
+    "META_SUBSCRIPTION_ID",
     "REVISIONS",
     "STATELESS_REVISIONS",
     "Revision",
@@ -31,6 +32,9 @@ HANDSHAKE_REVISIONS: Final[tuple[Revision, ...]] = REVISIONS[:4]
 #: Revisions without a handshake: every request carries its own `_meta`.
 STATELESS_REVISIONS: Final[tuple[Revision, ...]] = REVISIONS[4:]
 LATEST: Final[Revision] = REVISIONS[-1]
+#: 2026-07-28: the `_meta` key that names the subscription (the id of its
+#: `subscriptions/listen` request) on every message of a listen stream.
+META_SUBSCRIPTION_ID: Final = "io.modelcontextprotocol/subscriptionId"
 
 
 def check_revision(value: str) -> Revision:

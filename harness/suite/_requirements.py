@@ -212,10 +212,6 @@ REQUIREMENTS: dict[str, Requirement] = {
             "LISTEN",
             "subscriptions/listen correlated by subscriptionId; re-listen",
             STATELESS,
-            partly="correlating by subscriptionId: the client contract reports which "
-            "notifications a client surfaced, not which of its subscriptions it matched them to, "
-            "so a mock cannot see the demultiplexing; re-listening after a stdio restart needs a "
-            "2026 stdio mock that serves subscriptions/listen",
         ),
         # Authorization: the requirements judged so far (the others come with their checks).
         Requirement(

@@ -16,7 +16,7 @@ from harness._run import Entries, Operation, Scenario, ScenarioRun, Session
 from harness._triggers import Trigger, asked, client_sent, server_sent, trigger
 from harness._verdicts import Verdict, fail, not_applicable, passed, warn
 from harness.clients._contract import ClientEvent, Handlers
-from harness.protocol import same_json
+from harness.protocol import META_SUBSCRIPTION_ID, same_json
 from harness.suite._evidence import (
     HANDSHAKE,
     STATELESS,
@@ -681,6 +681,268 @@ def listen_notifications_surfaced(run: ScenarioRun) -> Verdict:
     return passed("the notification on the listen stream was surfaced", [*sent, *handed])
 
 
+# -- re-listening after a stdio restart (2026-07-28) -------------------------------------------
+
+
+def _listens(entries: Entries) -> list[dict[str, Any]]:
+    return [
+        e
+        for e in entries
+        if e["kind"] == "message"
+        and e.get("direction") == "client"
+        and e["message"].get("method") == "subscriptions/listen"
+    ]
+
+
+def _listen_then_exit(run: ScenarioRun) -> list[Mapping[str, Any]]:
+    """A subscriptions/listen, and the server process exiting (a crash) after it."""
+    crash = next(
+        (e for e in run.of_kind("fault") if (e.get("fault") or {}).get("kind") == "crash"), None
+    )
+    before = [e for e in _listens(run.entries) if crash is not None and e["seq"] < crash["seq"]]
+    return [before[0], crash] if before and crash is not None else []
+
+
+def _restart_after(entries: Entries, seq: int) -> dict[str, Any] | None:
+    """The start of a server process after `seq` (the client spawned its server again)."""
+    return next((e for e in entries if e["kind"] == "start" and e["seq"] > seq), None)
+
+
+def _relistened(entries: Entries) -> bool:
+    starts = [e for e in entries if e["kind"] == "start"]
+    return len(starts) > 1 and any(e["seq"] > starts[1]["seq"] for e in _listens(entries))
+
+
+async def listen_then_crash(session: Session) -> None:
+    if not (await session.connect()).ok:
+        return
+    await session.call("list_tools")
+    if not (await session.call("listen", FILTER)).ok:
+        return
+    await session.call("call_tool", "crash", {})  # an error: the server exits mid-call
+    # A client that restarts its server only when asked for something: ask.
+    await session.call("list_tools")
+    await session.until("a listen sent to the restarted server", _relistened)
+
+
+@check(
+    "stateless.relisten-after-restart",
+    requirements=["LISTEN", "ST-5"],
+    level="MUST",
+    revisions=STATELESS,
+    transports=["stdio"],
+    spec="basic/patterns/subscriptions#graceful-closure",
+    description="2026 stdio: when the client starts its server again after the process "
+    "exited, it sends subscriptions/listen again with the filter of the subscription it "
+    "still holds (a new process keeps no subscription)",
+    trigger=trigger("the client listened, then the server process exited", _listen_then_exit),
+)
+def relisten_after_restart(run: ScenarioRun) -> Verdict:
+    first, crash = _listen_then_exit(run)
+    restart = _restart_after(run.entries, crash["seq"])
+    if restart is None:
+        # The MUST holds once the connection is re-established; whether the client starts
+        # its server again at all is stdio.restart-after-exit's SHOULD.
+        return not_applicable(
+            "the server exited and the client did not start it again: there was no new "
+            "connection to listen on",
+            [first, crash],
+        )
+    again = [e for e in _listens(run.entries) if e["seq"] > restart["seq"]]
+    evidence = [first, crash, restart, *again[:1]]
+    if not again:
+        return fail(
+            f"the client started the server again (pid {restart.get('pid')}) and did not "
+            "send it subscriptions/listen: its subscription is gone",
+            evidence,
+        )
+    wanted = (again[0]["message"].get("params") or {}).get("notifications")
+    if not same_json(wanted, FILTER):
+        return fail(
+            f"after the restart the client listened for {wanted!r}, not for the {FILTER!r} "
+            "of its subscription",
+            evidence,
+        )
+    return passed(
+        f"after the restart (pid {restart.get('pid')}) the client listened again, same filter",
+        evidence,
+    )
+
+
+# -- two subscriptions/listen at once (2026-07-28) ----------------------------------------------
+
+# The drive's two listens, by the key each is given (`listen_routing`): both opt in to tools
+# changes, and each to one more kind. The script sends tools changes on the first only, so
+# a client that routes by kind instead of by subscriptionId surfaces them under both
+# (fixtures/stateless/listen-two-subscriptions.json).
+SUBSCRIPTIONS: dict[int, dict[str, Any]] = {
+    1: {"toolsListChanged": True, "promptsListChanged": True},
+    2: {"toolsListChanged": True, "resourcesListChanged": True},
+}
+_CHANGES = frozenset(
+    {
+        "notifications/tools/list_changed",
+        "notifications/prompts/list_changed",
+        "notifications/resources/list_changed",
+    }
+)
+
+
+def _tagged_changes(entries: Entries) -> list[dict[str, Any]]:
+    """The change notifications the server sent marked with a subscription's id."""
+    return [
+        e
+        for e in entries
+        if e["kind"] == "message"
+        and e.get("direction") == "server"
+        and e["message"].get("method") in _CHANGES
+        and META_SUBSCRIPTION_ID in ((e["message"].get("params") or {}).get("_meta") or {})
+    ]
+
+
+def _last_changes_sent(entries: Entries) -> bool:
+    """The script's last sends happened: prompts and resources changed twice each (each
+    kind goes to one of the two subscriptions only)."""
+    methods = [e["message"]["method"] for e in _tagged_changes(entries)]
+    return all(
+        methods.count(f"notifications/{kind}/list_changed") >= 2
+        for kind in ("prompts", "resources")
+    )
+
+
+def _tag(entry: Mapping[str, Any]) -> Any:
+    return entry["message"]["params"]["_meta"][META_SUBSCRIPTION_ID]
+
+
+def _typed(request_id: Any) -> tuple[str, str]:
+    """A key under which JSON-RPC ids are equal only in value and JSON type ("1" is not 1)."""
+    return type(request_id).__name__, repr(request_id)
+
+
+def _routed_changes(events: list[ClientEvent]) -> set[tuple[int | str, str]]:
+    """(subscription key, method) of every change notification surfaced under a subscription."""
+    return {
+        (e.subscription, e.method)
+        for e in events
+        if e.event == "notification" and e.method in _CHANGES and e.subscription is not None
+    }
+
+
+async def listen_twice(session: Session) -> None:
+    if not (await session.connect()).ok:
+        return
+    for key, notifications in SUBSCRIPTIONS.items():
+        if not (await session.call("listen", notifications, subscription=key)).ok:
+            return
+    sent = await session.until("every change notification sent", _last_changes_sent)
+    if sent and session.watch is not None:
+        wanted = {
+            (_typed(_tag(e)), e["message"]["method"])
+            for e in _tagged_changes(session.watch.entries())
+        }
+        await session.until_surfaced(
+            "as many (subscription, change) pairs surfaced as were sent",
+            lambda events: len(_routed_changes(events)) >= len(wanted),
+        )
+
+
+def _listen_ids(run: ScenarioRun) -> dict[int, list[Any]]:
+    """The ids of the subscriptions/listen requests made for each listen the harness asked
+    for (by its key), told apart by the filter each asked for."""
+    requests = run.requests("subscriptions/listen")
+    ids: dict[int, list[Any]] = {}
+    for operation in run.operations:
+        key = operation.args.get("subscription")
+        if operation.op != "listen" or not isinstance(key, int):
+            continue
+        wanted = (operation.args.get("args") or [None])[0]
+        ids[key] = [
+            r["message"].get("id")
+            for r in requests
+            if same_json((r["message"].get("params") or {}).get("notifications"), wanted)
+        ]
+    return ids
+
+
+def _two_subscriptions_tagged(run: ScenarioRun) -> list[Mapping[str, Any]]:
+    ids = _listen_ids(run)
+    key_of = {_typed(i): key for key, known in ids.items() for i in known}
+    tagged: list[Mapping[str, Any]] = [
+        e for e in _tagged_changes(run.entries) if _typed(_tag(e)) in key_of
+    ]
+    return tagged if len({key_of[_typed(_tag(e))] for e in tagged}) >= 2 else []
+
+
+@check(
+    "stateless.listen-correlated",
+    requirements=["LISTEN", "ST-5"],
+    level="MUST",
+    revisions=STATELESS,
+    spec="basic/patterns/subscriptions#multiple-concurrent-subscriptions",
+    description="with two subscriptions/listen open at once, every change notification is "
+    "surfaced under the subscription whose id its _meta io.modelcontextprotocol/"
+    "subscriptionId carries, and under no other (on stdio the one channel carries both)",
+    trigger=trigger(
+        "the server sent change notifications marked with the ids of two subscriptions",
+        _two_subscriptions_tagged,
+    ),
+)
+def listen_correlated(run: ScenarioRun) -> Verdict:
+    # The MUST is spelled out for stdio (one channel for every subscription); over HTTP each
+    # subscription has a stream of its own, and the id on every message of it names the
+    # listen request that opened it all the same, so one rule serves both transports.
+    # Coalescing repeats is allowed: what is compared is which kinds of change each
+    # subscription surfaced, not how many times.
+    ids = _listen_ids(run)
+    key_of = {_typed(i): key for key, known in ids.items() for i in known}
+    tagged = _two_subscriptions_tagged(run)
+    expected: dict[int, set[str]] = {key: set() for key in ids}
+    for entry in tagged:
+        expected[key_of[_typed(_tag(entry))]].add(entry["message"]["method"])
+    surfaced = _routed_changes(run.events)
+    shown = [
+        {"event": "notification", "method": method, "subscription": key}
+        for key, method in sorted(surfaced, key=repr)
+    ]
+    evidence = [*run.requests("subscriptions/listen"), *tagged, *shown]
+
+    def name(key: int | str) -> str:
+        known = ids.get(key) if isinstance(key, int) else None
+        return (
+            f"subscription {key!r} (subscriptions/listen id {known[0]!r})" if known else repr(key)
+        )
+
+    wrong = sorted(
+        (key, method)
+        for key, method in surfaced
+        if not isinstance(key, int) or method not in expected.get(key, set())
+    )
+    if wrong:
+        listed = "; ".join(
+            f"{method} under {name(key)}, which the server sent it on "
+            f"{' and '.join(name(k) for k in expected if method in expected[k]) or 'no subscription'}"
+            for key, method in wrong
+        )
+        return fail(f"surfaced under a subscription whose id it did not carry: {listed}", evidence)
+    lost = sorted(
+        (key, method)
+        for key, methods in expected.items()
+        for method in methods
+        if (key, method) not in surfaced
+    )
+    if lost:
+        listed = "; ".join(f"{method} on {name(key)}" for key, method in lost)
+        return warn(
+            f"sent on a subscription and not surfaced under it (nor under another): {listed}",
+            evidence,
+        )
+    return passed(
+        f"{len(tagged)} change notifications on two subscriptions, each surfaced under the "
+        "subscription whose id it carried and under no other",
+        evidence,
+    )
+
+
 # -- an SSE response left open after its result -------------------------------------------------
 
 
@@ -819,6 +1081,24 @@ SCENARIOS: list[Scenario] = [
         description="2026-07-28: a listen the server ends with a result, then a second one "
         "that carries tools/list_changed",
         requires=frozenset({"tools", "listen"}),
+    ),
+    Scenario(
+        "stdio-listen-restart",
+        "stateless/listen-restart.json",
+        checks=("stateless.relisten-after-restart",),
+        drive=listen_then_crash,
+        description="2026-07-28 stdio: a listen is open when the server exits on a tools/call; "
+        "the tools are listed again afterwards",
+        requires=frozenset({"tools", "listen"}),
+    ),
+    Scenario(
+        "listen-two-subscriptions",
+        "stateless/listen-two-subscriptions.json",
+        checks=("stateless.listen-correlated",),
+        drive=listen_twice,
+        description="2026-07-28: two listens open at once, their change notifications "
+        "interleaved, each marked with its own subscription's id",
+        requires=frozenset({"tools", "listen", "listen_routing"}),
     ),
     Scenario(
         "http-stream-left-open",

@@ -88,12 +88,20 @@ class Driver:
             # client that a `reset` has thrown away.
             if client is not self.client:
                 return
+            # 1.1 `listen_routing`: an event surfaced under a subscription names the
+            # `listen` command that opened it (the client was given that id as its key).
+            routed = {} if event.subscription is None else {"listen": event.subscription}
             if event.event == "notification":
                 self.write(
-                    {"event": "notification", "method": event.method, "params": event.params}
+                    {
+                        "event": "notification",
+                        "method": event.method,
+                        "params": event.params,
+                        **routed,
+                    }
                 )
             elif event.event == "subscription":
-                self.write({"event": "subscription", **event.params})
+                self.write({"event": "subscription", **event.params, **routed})
             else:
                 self.write({"event": "log", "text": event.text})
 
@@ -157,7 +165,9 @@ class Driver:
         if op == "unsubscribe_resource":
             return await client.unsubscribe_resource(command["uri"])
         if op == "listen":
-            return await client.listen(command.get("notifications") or {})
+            return await client.listen(
+                command.get("notifications") or {}, subscription=command["id"]
+            )
         if op == "complete":
             return await client.complete(
                 command["ref"], command["argument"], command.get("context")

@@ -41,7 +41,7 @@ from harness.clients._contract import (
     StdioTarget,
     Target,
 )
-from harness.protocol import REVISIONS, transports_for
+from harness.protocol import REVISIONS, STATELESS_REVISIONS, transports_for
 from mock_servers import NOTIFY_SUFFIX, Script, fixtures_root, load_script, read_transcript
 
 if TYPE_CHECKING:
@@ -49,6 +49,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "HEADLESS_AUTHORIZATION",
+    "MAY_HAPPEN_BOUND",
     "Operation",
     "Scenario",
     "ScenarioRun",
@@ -67,6 +68,10 @@ ClientFactory = Callable[[], McpClient]
 _DRIVE_BOUND = 20
 _JOIN_BOUND = 25
 
+
+# How long a drive waits for something the client MAY do (open a GET stream, say): the
+# judge of what it waited for treats "never seen" as not applicable, never as a pass.
+MAY_HAPPEN_BOUND = 2.0
 
 PROVOKED_VARIABLE = "MCP_TESTBENCH_PROVOKED_TIMEOUT"
 DEFAULT_PROVOKED_TIMEOUT = 0.25
@@ -200,6 +205,10 @@ class TranscriptWatch:
                 os.rmdir(self._own_folder)
 
 
+def _get_stream_opened(entries: Entries) -> bool:
+    return any(e["kind"] == "http_request" and e.get("method") == "GET" for e in entries)
+
+
 def _short_temp_folder() -> str:
     """/tmp when it is there (short, whatever TMPDIR says), else the temporary folder."""
     return "/tmp" if os.path.isdir("/tmp") else tempfile.gettempdir()
@@ -215,8 +224,10 @@ class Session:
         options: ConnectOptions,
         watch: TranscriptWatch | None = None,
         provoked: float | None = None,
+        revision: str | None = None,
     ) -> None:
         self.client = client
+        self.revision = revision
         self.target = target
         self.options = options
         self.provoked_timeout = min(
@@ -231,16 +242,37 @@ class Session:
         self.waits: list[dict[str, Any]] = []
 
     async def until(
-        self, what: str, seen: Callable[[Entries], bool], bound: float | None = None
+        self,
+        what: str,
+        seen: Callable[[Entries], bool],
+        bound: float | None = None,
+        *,
+        standalone: bool = False,
     ) -> bool:
         """Wait, bounded (default: the run's per-operation time-out), until the transcript
         shows what `seen` looks for; never raises. Every wait is kept in the run's record
-        (`ScenarioRun.waits`), so a judge can tell "it never came" from "we did not wait"."""
+        (`ScenarioRun.waits`), so a judge can tell "it never came" from "we did not wait".
+
+        `standalone`: what is awaited follows a message the server sends outside any
+        request (see `_reachable`)."""
         limit = self.options.timeout if bound is None else bound
         start = time.monotonic()
-        ok = self.watch is not None and await self.watch.until(seen, limit)
+        ok = False
+        if self.watch is not None and await self._reachable(standalone, limit):
+            ok = await self.watch.until(seen, limit - (time.monotonic() - start))
         self.waits.append({"wait": what, "seen": ok, "seconds": round(time.monotonic() - start, 3)})
         return ok
+
+    async def _reachable(self, standalone: bool, limit: float) -> bool:
+        """Whether a message the server sends outside any request can reach the client.
+        Over Streamable HTTP before 2026-07-28 it travels only on a GET stream, which the
+        client MAY open: without one open within MAY_HAPPEN_BOUND, nothing is waited for
+        (a client without GET streams must not pay the whole time-out per such wait)."""
+        if not standalone or self.target.type != "http" or self.revision in STATELESS_REVISIONS:
+            return True
+        if self.watch is None:
+            return False
+        return await self.watch.until(_get_stream_opened, min(MAY_HAPPEN_BOUND, limit))
 
     def surfaced(self, event: ClientEvent) -> None:
         """The client's `on_event` (called on the run's event loop): keep the event and
@@ -250,13 +282,20 @@ class Session:
         self._surfaced = anyio.Event()
 
     async def until_surfaced(
-        self, what: str, seen: Callable[[list[ClientEvent]], bool], bound: float | None = None
+        self,
+        what: str,
+        seen: Callable[[list[ClientEvent]], bool],
+        bound: float | None = None,
+        *,
+        standalone: bool = False,
     ) -> bool:
         """Like `until`, for what the client surfaced (its events) instead of the wire."""
         limit = self.options.timeout if bound is None else bound
         start = time.monotonic()
         ok = False
-        with anyio.move_on_after(limit):
+        if not seen(self.events) and not await self._reachable(standalone, limit):
+            limit = 0.0  # it cannot arrive: look once, below, and stop
+        with anyio.move_on_after(max(0.0, limit - (time.monotonic() - start))):
             while not (ok := seen(self.events)):
                 await self._surfaced.wait()
         self.waits.append({"wait": what, "seen": ok, "seconds": round(time.monotonic() - start, 3)})
@@ -662,6 +701,7 @@ async def _drive(
             _target(run.transport, script_path, run.revision, transcript_path, url),
             options,
             watch,
+            revision=run.revision,
         )
         run.operations = session.operations
         run.waits = session.waits

@@ -15,9 +15,11 @@ import anyio
 import pytest
 from _mutation import Case, assert_mutant_fails_exactly, verdicts
 
+from harness._run import execute
 from harness.clients import ClientError, ReferenceClient
 from harness.clients._ref_http import HttpTransport
 from harness.protocol import ErrorResponse, Notification, Request, RequestId, Response
+from harness.suite import scenario
 
 # -- the mutants -------------------------------------------------------------------------------
 
@@ -872,6 +874,16 @@ NOT_JUDGED = {
         ("features-batch", "2025-03-26", "http"),
         {"features.batch-accepted": "N/A"},
     ),
+    "no-get-stream-resource-update": Case(
+        NoGetStream,
+        ("features-subscribe", "2025-11-25", "http"),
+        {"features.resource-updates-surfaced": "N/A"},
+    ),
+    "no-get-stream-roots-request": Case(
+        NoGetStream,
+        ("features-roots-changed", "2025-11-25", "http"),
+        {"features.roots-list-changed": "N/A"},
+    ),
 }
 
 # Items the reference client gets N/A on, honestly: the condition never arises for it.
@@ -890,6 +902,32 @@ def test_mutant_fails_exactly_its_checks(name: str) -> None:
 @pytest.mark.parametrize("name", sorted(NOT_JUDGED))
 def test_not_judged_items_say_why(name: str) -> None:
     assert_mutant_fails_exactly(name, NOT_JUDGED[name])
+
+
+# The runs whose drive waits for what the server sends outside any request: over HTTP
+# that needs the GET stream the client MAY open.
+STANDALONE_WAITS = {
+    ("features-batch", "2025-03-26", "http"): "the answer to the ping in the server's batch",
+    ("features-subscribe", "2025-11-25", "http"): "notifications/resources/updated surfaced",
+    ("features-roots-changed", "2025-11-25", "http"): "the answer to roots/list after the change",
+    ("features-logging", "2025-11-25", "http"): "the log message on its own",
+}
+
+
+@pytest.mark.parametrize("run", sorted(STANDALONE_WAITS), ids="-".join)
+def test_without_a_get_stream_a_standalone_wait_ends_at_the_may_happen_bound(
+    run: tuple[str, str, str],
+) -> None:
+    """The wait gives up once no GET stream opened in MAY_HAPPEN_BOUND: a client without
+    GET streams does not pay the whole time-out per wait, and its verdicts stay those of
+    "never delivered" (NOT_JUDGED above)."""
+    result = execute(scenario(run[0]), run[1], run[2], NoGetStream, op_timeout=30.0)
+    waits = [w for w in result.waits if w["wait"] == STANDALONE_WAITS[run]]
+    assert len(waits) == 1, result.waits
+    assert not waits[0]["seen"]
+    assert waits[0]["seconds"] < 15.0, "the wait ran on towards its 30 s bound"
+    reference = execute(scenario(run[0]), run[1], run[2], ReferenceClient, op_timeout=30.0)
+    assert [w["seen"] for w in reference.waits if w["wait"] == STANDALONE_WAITS[run]] == [True]
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

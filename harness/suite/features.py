@@ -752,7 +752,7 @@ async def connect_log_and_call(session: Session) -> None:
     if not (await session.connect()).ok:
         return
     await session.call("list_tools")
-    await session.until("the log message on its own", _log_on_its_own)
+    await session.until("the log message on its own", _log_on_its_own, standalone=True)
     await session.call("call_tool", "add", {"a": 1, "b": 2})
 
 
@@ -1119,7 +1119,9 @@ async def list_wait_and_add(session: Session) -> None:
     if not (await session.connect()).ok:
         return
     await session.call("list_tools")
-    await session.until("the answer to the ping in the server's batch", _batched_ping_answered)
+    await session.until(
+        "the answer to the ping in the server's batch", _batched_ping_answered, standalone=True
+    )
     await session.call("call_tool", "add", {"a": 1, "b": 2})
 
 

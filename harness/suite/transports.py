@@ -22,7 +22,7 @@ import anyio
 
 from harness._catalogue import check
 from harness._judging import not_judged
-from harness._run import Operation, Scenario, ScenarioRun, Session
+from harness._run import MAY_HAPPEN_BOUND, Operation, Scenario, ScenarioRun, Session
 from harness._triggers import Trigger, client_sent, fault, http, trigger
 from harness._verdicts import Verdict, blocked, fail, not_applicable, passed, warn
 from harness.clients._contract import HttpTarget, StdioTarget
@@ -62,10 +62,6 @@ _WIRE_ROOTS = (
     "stateless.standard-headers",
     "transport.origin",
 )
-
-# How long a drive waits for something the client MAY do (open a GET stream): the judge
-# of what it waited for treats "never seen" as not applicable, never as a pass.
-_MAY_HAPPEN_BOUND = 2.0
 
 
 def _seq(entry: Entry) -> int:
@@ -999,7 +995,7 @@ async def connect_wait_list(session: Session) -> None:
     if not (await session.connect()).ok:
         return
     # The client MAY open a GET stream; if it does, tools/list goes out after the 405.
-    await session.until("a GET stream refused with 405", _saw_get_refused, bound=_MAY_HAPPEN_BOUND)
+    await session.until("a GET stream refused with 405", _saw_get_refused, bound=MAY_HAPPEN_BOUND)
     await session.call("list_tools")
 
 

@@ -59,9 +59,11 @@ def _surfaced(run: ScenarioRun, method: str) -> list[dict[str, Any]]:
     return [_event_json(e) for e in run.events if e.event == "notification" and e.method == method]
 
 
-async def _until_surfaced(session: Session, method: str) -> bool:
+async def _until_surfaced(session: Session, method: str, *, standalone: bool = False) -> bool:
     return await session.until_surfaced(
-        f"{method} surfaced", lambda events: any(e.method == method for e in events)
+        f"{method} surfaced",
+        lambda events: any(e.method == method for e in events),
+        standalone=standalone,
     )
 
 
@@ -182,7 +184,8 @@ async def subscribe(session: Session) -> None:
     if not (await session.connect()).ok:
         return
     if (await session.call("subscribe_resource", NOTES_URI)).ok:
-        await _until_surfaced(session, "notifications/resources/updated")
+        # The update is the server's own message: over HTTP it needs the GET stream.
+        await _until_surfaced(session, "notifications/resources/updated", standalone=True)
     await session.call("unsubscribe_resource", NOTES_URI)
 
 
@@ -384,7 +387,9 @@ async def change_roots(session: Session) -> None:
         return
     await session.call("list_tools")
     if (await session.call("set_roots", list(NEW_ROOTS))).ok:
-        await session.until("the answer to roots/list after the change", _roots_answered)
+        await session.until(
+            "the answer to roots/list after the change", _roots_answered, standalone=True
+        )
 
 
 @check(

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from urllib.parse import urlsplit
 
 from harness.clients._contract import (
@@ -79,6 +79,12 @@ class FastMcpClient:
     `mode` is passed to `fastmcp.Client` ("auto" is its default). fastmcp itself treats
     "auto" as "legacy" on its SSE transport, which cannot serve the 2026 era.
     """
+
+    #: Each instance keeps its SDK client, session and callbacks to itself, and the SDK
+    #: keeps no session state in module globals (only caches of its own types), so the
+    #: harness may run several scenarios with it at once, each on its own thread and
+    #: event loop (`--mcp-concurrency`).
+    concurrent_instances: ClassVar[bool] = True
 
     def __init__(self, *, mode: Mode = "auto") -> None:
         require("fastmcp", "fastmcp", "fastmcp.client", "fastmcp.client.transports")

@@ -38,7 +38,7 @@ import warnings
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, suppress
 from importlib import metadata
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar
 from urllib.parse import parse_qs, urlsplit
 
 import anyio
@@ -438,6 +438,12 @@ class McpSdkClient:
     `mode` is passed to `mcp.Client`: "auto" (the SDK's default: probe `server/discover`,
     fall back to `initialize`), "legacy" (initialize only) or "2026-07-28" (stateless).
     """
+
+    #: Each instance keeps its SDK client, session and callbacks to itself, and the SDK
+    #: keeps no session state in module globals (only caches of its own types), so the
+    #: harness may run several scenarios with it at once, each on its own thread and
+    #: event loop (`--mcp-concurrency`).
+    concurrent_instances: ClassVar[bool] = True
 
     def __init__(self, *, mode: Mode = "auto") -> None:
         require("mcp", "mcp", "mcp.client.sse", "mcp.client.stdio", "mcp.client.streamable_http")

@@ -641,13 +641,25 @@ class HttpMock:
             and isinstance(delivery.response, Response)
         ):
             self._learn_tools(delivery.response.result)
-        later = self._apply_actions(outcome.actions)
-        if not later:
-            await self._deliver(ex, parsed, outcome.delivery)
-            return
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(self._run_later, later)
-            await self._deliver(ex, parsed, outcome.delivery)
+        listen = (
+            self.engine.stateless
+            and isinstance(parsed, Request)
+            and parsed.method == "subscriptions/listen"
+            and delivery is not None
+        )
+        if listen:
+            self.hub.listen_opening(ex.number)
+        try:
+            later = self._apply_actions(outcome.actions)
+            if not later:
+                await self._deliver(ex, parsed, outcome.delivery)
+                return
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(self._run_later, later)
+                await self._deliver(ex, parsed, outcome.delivery)
+        finally:
+            if listen:  # a listen answered at once, refused or broken opens no stream
+                self.hub.listen_open(ex.number)
 
     async def _post_batch(self, ex: Exchange, batch: Batch) -> None:
         responses: list[Message] = []

@@ -137,6 +137,11 @@ class StreamHub:
         self.live: list[SseStream] = []  # streams waiting on pushes (or hanging)
         self._event_index: dict[str, tuple[str, int]] = {}
         self._pending: list[Push] = []  # pushes with no stream to carry them yet
+        # 2026-07-28: listen requests the engine took whose streams are not open yet, and
+        # the pushes held until they are (a send due right after a listen reaches that
+        # listen too, after its acknowledgement, as on stdio).
+        self._opening: set[int] = set()
+        self._held: list[Push] = []
         self._closing_event: anyio.Event | None = None
         self._closed = False
 
@@ -220,11 +225,27 @@ class StreamHub:
             return stream.session is None or self.sessions.get(stream.session) == "active"
         return False
 
+    def listen_opening(self, number: int) -> None:
+        """The engine took the listen request `number`: hold pushes until its stream opens."""
+        self._opening.add(number)
+
+    def listen_open(self, number: int) -> None:
+        """The listen request `number` has its stream open (or never will): when no other
+        listen is opening, the held pushes go out."""
+        self._opening.discard(number)
+        if not self._opening and self._held:
+            held, self._held = self._held, []
+            for push in held:
+                self.push(push)
+
     def push(self, push: Push) -> None:
         """A server-initiated message: to the newest GET / HTTP+SSE stream, or at
         2026-07-28 to every listen stream that opted in to it (only the one its
         `listen_step` answered, if set; never the same message on two GET streams); kept
         until such a stream opens."""
+        if self._opening and push.message is not None:
+            self._held.append(push)
+            return
         message = push.message
         if self.engine.stateless and message is not None and not listenable(message):
             self.note(
@@ -407,6 +428,8 @@ class StreamHub:
     async def _pump(self, ex: Exchange, stream: SseStream, tg: TaskGroup) -> Ending:
         """Wait on a stream: write what is pushed to it until a control ends it."""
         self.live.append(stream)
+        if stream.kind == "listen":
+            self.listen_open(ex.number)
         if self.is_target(stream) and self._pending:
             pending, self._pending = self._pending, []
             for push in pending:

@@ -1072,6 +1072,40 @@ async def test_2026_a_send_that_names_a_listen_goes_on_that_stream_only() -> Non
     assert sorted(m["params"]["_meta"][SUBSCRIPTION_ID] for m in sent) == ["a", "a", "b"]
 
 
+async def test_2026_a_send_due_right_after_a_listen_reaches_that_listen_too() -> None:
+    """The send step fires when the engine takes the second listen request, before its
+    stream is open: it waits for that stream (after its acknowledgement, as on stdio)
+    instead of reaching only the stream already open."""
+    first, second = (
+        {**_listen_step(), "label": label, "expect": {"method": "subscriptions/listen"}}
+        for label in ("first", "second")
+    )
+    first.pop("repeat")
+    second.pop("repeat")
+    changed = {"method": "notifications/tools/list_changed"}
+    script = inline([first, second, {"send": changed}], revisions=["2026-07-28"])
+    app = create_app(script)
+    wanted = {"notifications": {"toolsListChanged": True}}
+    async with in_process(app) as client:
+        body_a, wire_a = modern("subscriptions/listen", "a", wanted)
+        body_b, wire_b = modern("subscriptions/listen", "b", wanted)
+        async with client.stream("POST", "/mcp", json=body_a, headers=wire_a) as stream_a:
+            events_a = Events(stream_a)
+            await events_a.next()  # acknowledged: a is open before b is asked for
+            async with client.stream("POST", "/mcp", json=body_b, headers=wire_b) as stream_b:
+                events_b = Events(stream_b)
+                got_b = [message_of(await events_b.next()) for _ in range(2)]
+                got_a = [message_of(await events_a.next())]
+    assert [m["method"] for m in got_b] == [
+        "notifications/subscriptions/acknowledged",
+        changed["method"],
+    ]
+    assert [(m["method"], m["params"]["_meta"][SUBSCRIPTION_ID]) for m in got_a] == [
+        (changed["method"], "a")
+    ]
+    assert got_b[1]["params"]["_meta"][SUBSCRIPTION_ID] == "b"
+
+
 async def test_2026_the_result_that_ends_a_listen_stream_names_the_subscription() -> None:
     script = inline([_listen_step(result={})], revisions=["2026-07-28"])
     app = create_app(script)

@@ -185,8 +185,9 @@ REQUIREMENTS: dict[str, Requirement] = {
             "sampling declared; tool use only with sampling.tools, broken tool histories "
             "refused; maxTokens respected",
             ALL,
-            partly="maxTokens binds the model, which the client contract answers with a "
-            "canned result",
+            partly="maxTokens bounds what the client's model generates: a server sees only "
+            "the result, whose tokens it cannot count (the tokenizer is the model's), and in "
+            "a test run the harness's sampling handler stands in for the model",
         ),
         Requirement(
             "ELICIT",

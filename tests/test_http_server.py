@@ -1027,14 +1027,19 @@ async def test_2026_a_notification_goes_only_to_the_listen_streams_that_opted_in
     assert any("'notifications/message' not sent" in n for n in notes(mock_of(app)))
 
 
+def _listens_taken_once(*labels: str) -> list[dict[str, Any]]:
+    """A listen step per label, each answering one subscriptions/listen."""
+    steps = []
+    for label in labels:
+        step = {**_listen_step(), "label": label, "expect": {"method": "subscriptions/listen"}}
+        step.pop("repeat")
+        steps.append(step)
+    return steps
+
+
 async def test_2026_a_send_that_names_a_listen_goes_on_that_stream_only() -> None:
     # Both streams opted in to tools changes; the step's `listen` picks the first.
-    first, second = (
-        {**_listen_step(), "label": label, "expect": {"method": "subscriptions/listen"}}
-        for label in ("first", "second")
-    )
-    first.pop("repeat")
-    second.pop("repeat")
+    first, second = _listens_taken_once("first", "second")
     changed = {"method": "notifications/tools/list_changed"}
     script = inline(
         [
@@ -1076,12 +1081,7 @@ async def test_2026_a_send_due_right_after_a_listen_reaches_that_listen_too() ->
     """The send step fires when the engine takes the second listen request, before its
     stream is open: it waits for that stream (after its acknowledgement, as on stdio)
     instead of reaching only the stream already open."""
-    first, second = (
-        {**_listen_step(), "label": label, "expect": {"method": "subscriptions/listen"}}
-        for label in ("first", "second")
-    )
-    first.pop("repeat")
-    second.pop("repeat")
+    first, second = _listens_taken_once("first", "second")
     changed = {"method": "notifications/tools/list_changed"}
     script = inline([first, second, {"send": changed}], revisions=["2026-07-28"])
     app = create_app(script)

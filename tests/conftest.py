@@ -28,6 +28,22 @@ settings.load_profile(
 )
 
 
+# -- the pytest sessions the tests run (pytester) -----------------------------------------------
+#
+# Hypothesis's pytest plugin imports all of Hypothesis (most of a second) to print its terminal
+# summary, in every pytest process; the sessions the tests start (test_plugin.py,
+# test_baseline.py, test_honesty.py...) collect no Hypothesis test, so they leave the plugin
+# out, as `mcp-testbench run` does (harness/_run_suite.py). A session with the plugin in is
+# still run: the whole suite under pytest-xdist in tests/test_speed.py.
+
+
+@pytest.fixture
+def pytester(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    # pytester has cleared PYTEST_ADDOPTS; in-process and subprocess runs both read it.
+    monkeypatch.setenv("PYTEST_ADDOPTS", "-p no:hypothesispytest")
+    return pytester
+
+
 # -- nothing outlives the tests ------------------------------------------------------------------
 #
 # Every test stops what it starts, by pid. This check, run when each test process ends its

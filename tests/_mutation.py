@@ -67,9 +67,20 @@ def outcome(verdict: Verdict) -> str:
     return verdict.status.value
 
 
+# The per-operation time-out of a mutation run. Many mutants are caught by the harness
+# waiting out its bound (a wait for what never comes lasts one bound, a hang two), so the
+# bound is what such a test costs; it cannot change a verdict while what does come arrives
+# well inside it. Here that is the in-process reference client on loopback: milliseconds,
+# at most about a second where a script or the client waits on purpose (the scripts'
+# delays of up to 500 ms; resuming a dropped stream, 250 ms between tries). 2.5 s keeps a
+# wide margin on a loaded machine, and keeps the time-out a drive provokes on purpose (a
+# tenth of the bound, at most 0.25 s: harness/_run.py) what it is at the default bound.
+OP_TIMEOUT = 2.5
+
+
 def run_case(factory: Callable[[], McpClient], run: tuple[str, str, str]) -> ScenarioRun:
     scenario_id, revision, transport = run
-    return execute(scenario(scenario_id), revision, transport, factory, op_timeout=5.0)
+    return execute(scenario(scenario_id), revision, transport, factory, op_timeout=OP_TIMEOUT)
 
 
 def verdicts(factory: Callable[[], McpClient], run: tuple[str, str, str]) -> dict[str, str]:

@@ -28,6 +28,40 @@ settings.load_profile(
 )
 
 
+# -- how many pytest-xdist workers `-n auto` starts ----------------------------------------------
+#
+# xdist's `auto` is one worker per core. The quick loop (`-m "not e2e"`: tox's py env) waits
+# more than it computes (mock servers, subprocesses, bounded waits for what a broken client
+# never sends): with one worker per core it kept two cores about half busy, so it starts two
+# per core. The end-to-end tests keep one per core (.ci/run: the verdicts of real clients
+# must not depend on how loaded the cores are), and so does any other selection; an
+# explicit `-n N`, or PYTEST_XDIST_AUTO_NUM_WORKERS, is taken as it is.
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS") or config.option.markexpr != "not e2e":
+        return None  # xdist's own count
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return 2 * (cores or 1)
+
+
+# -- the pytest sessions the tests run (pytester) -----------------------------------------------
+#
+# Hypothesis's pytest plugin imports all of Hypothesis (most of a second) to print its terminal
+# summary, in every pytest process; the sessions the tests start (test_plugin.py,
+# test_baseline.py, test_honesty.py...) collect no Hypothesis test, so they leave the plugin
+# out, as `mcp-testbench run` does (harness/_run_suite.py). A session with the plugin in is
+# still run: the whole suite under pytest-xdist in tests/test_speed.py.
+
+
+@pytest.fixture
+def pytester(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    # pytester has cleared PYTEST_ADDOPTS; in-process and subprocess runs both read it.
+    monkeypatch.setenv("PYTEST_ADDOPTS", "-p no:hypothesispytest")
+    return pytester
+
+
 # -- nothing outlives the tests ------------------------------------------------------------------
 #
 # Every test stops what it starts, by pid. This check, run when each test process ends its

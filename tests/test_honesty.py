@@ -77,7 +77,21 @@ def broken_factory():
     raise ImportError("the client's dependencies are missing")
 '''
 
-WHOLE_SUITE = ["--mcp-timeout=0.3", "-p", "no:cacheprovider", "-p", "xdist", "-n", "2"]
+# Four scenario runs at once in each worker (the plugin's --mcp-concurrency): these
+# clients keep no state, so their sessions cannot interfere, and the runs' waits (a hung
+# operation's bound, an idle client's waits for messages it never sends) overlap instead
+# of adding up. Every run is still bounded and judged on its own (four at a time, a run
+# of the Hanging client takes under a second on two loaded cores; its bound is 2.5 s).
+WHOLE_SUITE = [
+    "--mcp-timeout=0.3",
+    "--mcp-concurrency=4",
+    "-p",
+    "no:cacheprovider",
+    "-p",
+    "xdist",
+    "-n",
+    "2",
+]
 ONE_SCENARIO = [
     "--mcp-revision=2025-11-25",
     "--mcp-transport=stdio",

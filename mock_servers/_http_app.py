@@ -854,8 +854,8 @@ class HttpMock:
             if kind == "close_stream":
                 self._note(f"request {ex.number}: close_stream on a JSON reply drops it")
             await ex.start_stream(status, {**headers, "content-length": str(len(body))})
+            self.transcript.record("http_end", request=ex.number, how="dropped")  # see run()
             await ex.abort(body[: len(body) // 2])
-            self.transcript.record("http_end", request=ex.number, how="dropped")
             return
         admitted = self.engine.gate.admit(
             as_json,

@@ -309,11 +309,14 @@ class StreamHub:
             if stream in self.live:
                 self.live.remove(stream)
         how: Ending = result or ("client_closed" if ex.disconnected else "shutdown")
+        # Recorded before the end goes out, so that its time is never later than the moment
+        # the client could see the end: a client's wait measured from it (http.retry-honoured)
+        # is never made shorter than it was by a busy event loop.
+        self.transcript.record("http_end", request=ex.number, stream=stream.id, how=how)
         if how == "dropped":
             await ex.abort(stream.drop_partial)  # in the handler's own task: see abort()
         elif how != "client_closed":
             await ex.end()
-        self.transcript.record("http_end", request=ex.number, stream=stream.id, how=how)
         if stream.kind == "legacy" and self.sessions.get(stream.session or "") == "active":
             self.sessions[stream.session or ""] = "closed"
         unanswered = stream.plan is not None and not stream.plan.answered

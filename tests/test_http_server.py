@@ -8,6 +8,7 @@ bounded by anyio.fail_after(WAIT), which a passing run never gets near.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import signal
 import socket
@@ -28,6 +29,7 @@ from harness.protocol import SSEEvent, SSEParser, encode
 from harness.strategies import json_values, jsonrpc_messages
 from mock_servers import fixtures_root
 from mock_servers._asgi_transport import StreamingASGITransport
+from mock_servers._http_wire import Exchange
 from mock_servers._script import Script, load_script, parse_script
 from mock_servers.http import (
     AsyncHttpMockServer,
@@ -744,6 +746,45 @@ async def test_close_stream_ends_the_stream_before_the_response_and_keeps_it() -
         async with client.stream("GET", "/mcp", headers=resume) as stream:
             [answer] = await Events(stream).rest()
     assert message_of(answer) == {"jsonrpc": "2.0", "id": 5, "result": {"content": []}}
+
+
+@pytest.mark.parametrize(
+    ("kind", "body"),
+    [("close_stream", "sse"), ("drop_connection", "sse"), ("drop_connection", "json")],
+)
+async def test_a_stream_s_end_is_recorded_before_it_goes_out(
+    kind: str, body: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The http_end entry's time is never later than the moment the client could see the
+    end: a client's wait measured from it (http.retry-honoured) is never cut short by a
+    mock that was slow to note what it had already sent."""
+    order: list[str] = []
+    for name in ("end", "abort"):
+        original = getattr(Exchange, name)
+
+        async def sent(self: Exchange, *args: Any, _original: Any = original) -> None:
+            order.append("the end goes out")
+            await _original(self, *args)
+
+        monkeypatch.setattr(Exchange, name, sent)
+    step = {"expect": {"method": "tools/call"}, "reply": {"as": body, "fault": {"kind": kind}}}
+    app = create_app(inline([step], revisions=["2025-11-25"]), revision="2025-11-25")
+    record = mock_of(app).transcript.record
+
+    def noted(entry_kind: str, **fields: Any) -> None:
+        if entry_kind == "http_end" and fields.get("how") != "client_closed":
+            order.append("http_end recorded")
+        record(entry_kind, **fields)
+
+    monkeypatch.setattr(mock_of(app).transcript, "record", noted)
+    async with in_process(app) as client:
+        headers = await initialize(client)
+        with contextlib.suppress(httpx.HTTPError):
+            async with client.stream("POST", "/mcp", json=call_add(), headers=headers) as stream:
+                await Events(stream).rest()
+    ended = [i for i, what in enumerate(order) if what == "the end goes out"]
+    assert ended, order
+    assert "http_end recorded" in order[: ended[-1]], order
 
 
 # -- 2026-07-28 ------------------------------------------------------------------------------

@@ -69,6 +69,7 @@ from harness.protocol import (
     batches_allowed,
     classify,
     decode_json,
+    is_request_id,
     is_stateless,
 )
 
@@ -131,11 +132,6 @@ class _Subscription:
     key: int | None
     acknowledged: anyio.Event = field(default_factory=anyio.Event)
     notifications: dict[str, Any] = field(default_factory=dict)
-
-
-def _is_request_id(value: Any) -> bool:
-    """A JSON-RPC id: a string or an integer (a boolean or a float is neither)."""
-    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
 
 
 def _tool_history_problem(messages: Any) -> str | None:
@@ -683,7 +679,7 @@ class ReferenceClient:
             if tag is not None:
                 # LISTEN: correlated by the id of the listen request it names, never by
                 # its kind or by which subscription is newest (ST-5: one channel on stdio).
-                subscription = self._subscriptions.get(tag) if _is_request_id(tag) else None
+                subscription = self._subscriptions.get(tag) if is_request_id(tag) else None
                 if subscription is None:
                     self._log(f"ignored {message.method}: no open subscription has id {tag!r}")
                     return

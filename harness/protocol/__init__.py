@@ -26,6 +26,7 @@ from harness.protocol._jsonrpc import (
     classify,
     decode_json,
     encode,
+    is_request_id,
     parse,
 )
 from harness.protocol._jsonvalue import json_type, same_json
@@ -84,6 +85,7 @@ __all__ = [
     "encode",
     "encode_event",
     "encode_events",
+    "is_request_id",
     "is_stateless",
     "json_type",
     "parse",

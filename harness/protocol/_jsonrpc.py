@@ -31,6 +31,7 @@ __all__ = [
     "classify",
     "decode_json",
     "encode",
+    "is_request_id",
     "parse",
 ]
 
@@ -177,7 +178,8 @@ def _describe(value: Any) -> str:
     return type(value).__name__
 
 
-def _is_id(value: Any) -> bool:
+def is_request_id(value: Any) -> bool:
+    """A JSON-RPC id: a string or an integer (a boolean or a fractional number is neither)."""
     return (isinstance(value, int) and not isinstance(value, bool)) or isinstance(value, str)
 
 
@@ -231,7 +233,7 @@ def _classify_one(value: Any) -> Message:
     if not isinstance(value, dict):
         raise ProtocolError(INVALID_REQUEST, f"a message must be an object, not {_describe(value)}")
     raw_id = value.get("id")
-    known_id: RequestId | None = raw_id if _is_id(raw_id) else None
+    known_id: RequestId | None = raw_id if is_request_id(raw_id) else None
 
     def bad(reason: str, pointer: str = "") -> ProtocolError:
         return ProtocolError(INVALID_REQUEST, reason, pointer=pointer, request_id=known_id)
@@ -255,7 +257,7 @@ def _classify_one(value: Any) -> Message:
             raise bad(f'"params" must be an object or an array, not {_describe(params)}', "/params")
         if "id" not in value:
             return Notification(method, params)
-        if not _is_id(raw_id):
+        if not is_request_id(raw_id):
             raise bad(
                 f"a request id must be a string or an integer, not {_describe(raw_id)}", "/id"
             )
@@ -273,13 +275,13 @@ def _classify_one(value: Any) -> Message:
     if has_result and "id" not in value:
         raise bad('a response must carry the "id" of the request it answers')
     if has_result:
-        if not _is_id(raw_id):
+        if not is_request_id(raw_id):
             raise bad(
                 f"a response id must be a string or an integer, not {_describe(raw_id)}", "/id"
             )
         assert known_id is not None
         return Response(known_id, value["result"])
-    if raw_id is not None and not _is_id(raw_id):
+    if raw_id is not None and not is_request_id(raw_id):
         raise bad(
             f"an error response id must be a string, an integer or null, not {_describe(raw_id)}",
             "/id",

@@ -641,12 +641,7 @@ class HttpMock:
             and isinstance(delivery.response, Response)
         ):
             self._learn_tools(delivery.response.result)
-        listen = (
-            self.engine.stateless
-            and isinstance(parsed, Request)
-            and parsed.method == "subscriptions/listen"
-            and delivery is not None
-        )
+        listen = self._opens_subscription(parsed) and delivery is not None
         if listen:
             self.hub.listen_opening(ex.number)
         try:
@@ -800,12 +795,7 @@ class HttpMock:
             # A notification or response whose step scripts a status or headers.
             await ex.respond(delivery.status or 202, delivery.headers, b"")
             return
-        if (
-            self.engine.stateless
-            and isinstance(message, Request)
-            and message.method == "subscriptions/listen"
-            and isinstance(response, Response)
-        ):
+        if self._opens_subscription(message) and isinstance(response, Response):
             # The result that ends a subscription names it, as its notifications do.
             marked = with_subscription_id(response.to_json(), response.id)
             response = Response(response.id, marked["result"])
@@ -890,6 +880,14 @@ class HttpMock:
 
     # -- SSE responses ---------------------------------------------------------------------
 
+    def _opens_subscription(self, message: object) -> bool:
+        """A 2026-07-28 subscriptions/listen request: its stream is a subscription."""
+        return (
+            self.engine.stateless
+            and isinstance(message, Request)
+            and message.method == "subscriptions/listen"
+        )
+
     async def _deliver_sse(
         self,
         ex: Exchange,
@@ -899,14 +897,14 @@ class HttpMock:
         kind: str | None,
         fault: dict[str, Any],
     ) -> None:
-        listen = self.engine.stateless and message.method == "subscriptions/listen"
+        listen = self._opens_subscription(message)
         session = None if self.engine.stateless else ex.headers.get("mcp-session-id")
         stream = self.hub.new_stream(ex.number, "listen" if listen else "post", session, message.id)
         params = message.params if isinstance(message.params, dict) else {}
-        if listen and isinstance(params.get("notifications"), dict):
-            stream.notifications = params["notifications"]
         if listen:
             stream.listen_step = delivery.step
+            if isinstance(params.get("notifications"), dict):
+                stream.notifications = params["notifications"]
         stream.plan = Plan(
             items_from_script(
                 delivery.sse.get("events"),

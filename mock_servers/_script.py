@@ -177,8 +177,9 @@ class Script:
     def listen_step(self, send: Step) -> int | None:
         """The index of the listen step a send step names (`"listen": label`), or None."""
         label = send.raw.get("listen")
-        found = (s.index for s in self.steps if label is not None and s.raw.get("label") == label)
-        return next(found, None)
+        if label is None:
+            return None
+        return next((s.index for s in self.steps if s.raw.get("label") == label), None)
 
     def pick_revision(self, wanted: str | None) -> str:
         """The revision to serve: `wanted`, or the newest the script declares."""

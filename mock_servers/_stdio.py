@@ -501,8 +501,9 @@ class _StdioServer:
     _lines: int = 0
     # 2026-07-28: the open subscriptions (listen request id -> its filter, and the step
     # that answered it), and the change notifications that no subscription takes yet.
-    _subscriptions: dict[RequestId, Mapping[str, Any]] = field(default_factory=dict)
-    _subscription_steps: dict[RequestId, int | None] = field(default_factory=dict)
+    _subscriptions: dict[RequestId, tuple[Mapping[str, Any], int | None]] = field(
+        default_factory=dict
+    )
     _held: list[tuple[dict[str, Any], str, str | None, int | None]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -788,8 +789,7 @@ class _StdioServer:
             where = f"{delivery.origin}: before message {index} (request {request_id!r})"
             await self._write(message, where=where, violation=mark)
         if subscribe is not None:
-            self._subscriptions[request_id] = subscribe
-            self._subscription_steps[request_id] = delivery.step
+            self._subscriptions[request_id] = (subscribe, delivery.step)
             held, self._held = self._held, []
             for message, where, mark, on in held:
                 await self._send(message, where=where, violation=mark, on=on)
@@ -896,9 +896,8 @@ class _StdioServer:
             return
         targets = [
             sid
-            for sid, wanted in self._subscriptions.items()
-            if subscribed(wanted, message)
-            and (on is None or self._subscription_steps.get(sid) == on)
+            for sid, (wanted, step) in self._subscriptions.items()
+            if subscribed(wanted, message) and on in (None, step)
         ]
         if not targets:
             self._held.append((message, where, violation, on))

@@ -1078,6 +1078,20 @@ def _listens_taken_once(*labels: str) -> list[dict[str, Any]]:
     return steps
 
 
+@asynccontextmanager
+async def _listens_a_then_b(client: httpx.AsyncClient) -> AsyncIterator[tuple[Events, Events]]:
+    """Listens "a" and "b", both for tools changes, "a" acknowledged before "b" is asked
+    for: their events, "b"'s from its first."""
+    wanted = {"notifications": {"toolsListChanged": True}}
+    body_a, wire_a = modern("subscriptions/listen", "a", wanted)
+    body_b, wire_b = modern("subscriptions/listen", "b", wanted)
+    async with client.stream("POST", "/mcp", json=body_a, headers=wire_a) as stream_a:
+        events_a = Events(stream_a)
+        await events_a.next()  # acknowledged
+        async with client.stream("POST", "/mcp", json=body_b, headers=wire_b) as stream_b:
+            yield events_a, Events(stream_b)
+
+
 async def test_2026_a_send_that_names_a_listen_goes_on_that_stream_only() -> None:
     # Both streams opted in to tools changes; the step's `listen` picks the first.
     first, second = _listens_taken_once("first", "second")
@@ -1093,20 +1107,12 @@ async def test_2026_a_send_that_names_a_listen_goes_on_that_stream_only() -> Non
         revisions=["2026-07-28"],
     )
     app = create_app(script)
-    wanted = {"notifications": {"toolsListChanged": True}}
-    async with in_process(app) as client:
-        body_a, wire_a = modern("subscriptions/listen", "a", wanted)
-        body_b, wire_b = modern("subscriptions/listen", "b", wanted)
-        async with client.stream("POST", "/mcp", json=body_a, headers=wire_a) as stream_a:
-            events_a = Events(stream_a)
-            await events_a.next()  # acknowledged: a is open before b is asked for
-            async with client.stream("POST", "/mcp", json=body_b, headers=wire_b) as stream_b:
-                events_b = Events(stream_b)
-                await events_b.next()
-                body, wire = modern("tools/list", 2)
-                assert (await client.post("/mcp", json=body, headers=wire)).status_code == 200
-                got_a = [message_of(await events_a.next()) for _ in range(2)]
-                got_b = [message_of(await events_b.next())]
+    async with in_process(app) as client, _listens_a_then_b(client) as (events_a, events_b):
+        await events_b.next()  # acknowledged
+        body, wire = modern("tools/list", 2)
+        assert (await client.post("/mcp", json=body, headers=wire)).status_code == 200
+        got_a = [message_of(await events_a.next()) for _ in range(2)]
+        got_b = [message_of(await events_b.next())]
     assert [m["params"]["_meta"][SUBSCRIPTION_ID] for m in got_a] == ["a", "a"]
     assert [m["params"]["_meta"][SUBSCRIPTION_ID] for m in got_b] == ["b"]
     sent = [
@@ -1126,17 +1132,9 @@ async def test_2026_a_send_due_right_after_a_listen_reaches_that_listen_too() ->
     changed = {"method": "notifications/tools/list_changed"}
     script = inline([first, second, {"send": changed}], revisions=["2026-07-28"])
     app = create_app(script)
-    wanted = {"notifications": {"toolsListChanged": True}}
-    async with in_process(app) as client:
-        body_a, wire_a = modern("subscriptions/listen", "a", wanted)
-        body_b, wire_b = modern("subscriptions/listen", "b", wanted)
-        async with client.stream("POST", "/mcp", json=body_a, headers=wire_a) as stream_a:
-            events_a = Events(stream_a)
-            await events_a.next()  # acknowledged: a is open before b is asked for
-            async with client.stream("POST", "/mcp", json=body_b, headers=wire_b) as stream_b:
-                events_b = Events(stream_b)
-                got_b = [message_of(await events_b.next()) for _ in range(2)]
-                got_a = [message_of(await events_a.next())]
+    async with in_process(app) as client, _listens_a_then_b(client) as (events_a, events_b):
+        got_b = [message_of(await events_b.next()) for _ in range(2)]
+        got_a = [message_of(await events_a.next())]
     assert [m["method"] for m in got_b] == [
         "notifications/subscriptions/acknowledged",
         changed["method"],

@@ -293,9 +293,9 @@ class Session:
         limit = self.options.timeout if bound is None else bound
         start = time.monotonic()
         ok = False
-        if not seen(self.events) and not await self._reachable(standalone, limit):
-            limit = 0.0  # it cannot arrive: look once, below, and stop
-        with anyio.move_on_after(max(0.0, limit - (time.monotonic() - start))):
+        reachable = seen(self.events) or await self._reachable(standalone, limit)
+        remaining = limit - (time.monotonic() - start) if reachable else 0.0  # 0: look once
+        with anyio.move_on_after(max(0.0, remaining)):
             while not (ok := seen(self.events)):
                 await self._surfaced.wait()
         self.waits.append({"wait": what, "seen": ok, "seconds": round(time.monotonic() - start, 3)})

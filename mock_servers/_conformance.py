@@ -98,6 +98,12 @@ def _client_requests(revision: str) -> frozenset[str]:
 # only), the revision and the method answered.
 _VERDICTS: dict[tuple[str, str | None, str], tuple[str, str] | None] = {}
 _VERDICTS_LIMIT = 4096
+# A gate's verdicts on the results it saw, by the result's identity: the engine sends one
+# shared copy of a fixed reply in every answer (read-only, which the engine checks at the
+# end of the run), so a repeated answer needs not even the key's text. The memo holds each
+# result it names, so no other object can take its id while the verdict stands.
+_SEEN_LIMIT = 256
+_RESPONSE_MEMBERS = frozenset(("jsonrpc", "id", "result"))
 
 
 def _verdict_key(
@@ -128,6 +134,7 @@ class SendGate:
         self.revision = revision
         self.transcript = transcript
         self.errors: list[dict[str, Any]] = []
+        self._seen: dict[tuple[int, str | None, type], tuple[Any, tuple[str, str] | None]] = {}
 
     @property
     def failed(self) -> bool:
@@ -144,6 +151,31 @@ class SendGate:
             return None
         if request_method is not None and request_method not in _client_requests(self.revision):
             request_method = None  # an unknown method has no result type: check the union
+        seen = self._seen_key(as_json, request_method)
+        if seen is not None and seen in self._seen:
+            return self._seen[seen][1]
+        found = self._problem(as_json, request_method)
+        if seen is not None:
+            if len(self._seen) >= _SEEN_LIMIT:
+                self._seen.clear()
+            self._seen[seen] = (as_json["result"], found)
+        return found
+
+    @staticmethod
+    def _seen_key(
+        message: Mapping[str, Any], request_method: str | None
+    ) -> tuple[int, str | None, type] | None:
+        """The identity key of a plain response whose id is an integer or a string."""
+        if message.keys() != _RESPONSE_MEMBERS or message["jsonrpc"] != "2.0":
+            return None
+        ident = message["id"]
+        if type(ident) not in (int, str):  # bool, float, null: their own verdicts
+            return None
+        return id(message["result"]), request_method, type(ident)
+
+    def _problem(
+        self, as_json: Mapping[str, Any], request_method: str | None
+    ) -> tuple[str, str] | None:
         key = _verdict_key(as_json, self.revision, request_method)
         if key is not None and key in _VERDICTS:
             return _VERDICTS[key]

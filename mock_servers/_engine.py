@@ -29,6 +29,7 @@ import copy
 import marshal
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from json.encoder import encode_basestring
 from typing import Any
 
 import anyio
@@ -44,6 +45,7 @@ from harness.protocol import (
     Request,
     RequestId,
     Response,
+    encode,
     is_stateless,
 )
 from mock_servers._conformance import SendGate, minimal_result, split_mark
@@ -193,23 +195,54 @@ def _mentions_request(template: Any) -> bool:
     return False
 
 
-class _Templates:
-    """Fresh copies of one script's reply templates, for one engine (whose script keeps
-    every template alive, so a template's id names it for the engine's whole life).
+_RESPONSE_MEMBERS = ("jsonrpc", "id", "result")  # in the order Response.to_json writes them
 
-    A template without `$request` is the same every time: it is frozen once (marshal
-    keeps JSON's types exactly) and thawed per answer, which costs a fraction of a walk.
+
+class _Templates:
+    """One script's reply templates as one engine sends them (the script keeps every
+    template alive, so a template's id names it for the engine's whole life).
+
+    A template with `$request` is filled afresh for each answer. One without is the same
+    every time: the engine thaws one private copy of it (marshal keeps JSON's types
+    exactly) and sends that copy in every answer. A copy per answer would cost a walk and
+    dozens of objects per message, which the garbage collector then walks again and again
+    for as long as the transcript holds them. The mock treats what it sent as read-only (a
+    2026-07-28 result or a listen's subscription id makes a new message), and `changed`
+    checks that at the end of the run. The copy is the engine's own, so nothing done to
+    one run's messages reaches another run or the script.
     """
 
     def __init__(self) -> None:
-        self._frozen: dict[int, bytes | None] = {}
+        # id(template) -> (its origin, its bytes, the copy sent), or None with `$request`
+        self._shared: dict[int, tuple[str, bytes, Any] | None] = {}
+        self._texts: dict[int, str] = {}  # id(copy) -> its JSON text, for the copies only
 
-    def fill(self, template: Any, request: Mapping[str, Any]) -> Any:
+    def fill(self, template: Any, request: Mapping[str, Any], *, origin: str) -> Any:
         key = id(template)
-        if key not in self._frozen:
-            self._frozen[key] = None if _mentions_request(template) else marshal.dumps(template)
-        frozen = self._frozen[key]
-        return _fill(template, request) if frozen is None else marshal.loads(frozen)
+        if key not in self._shared:
+            if _mentions_request(template):
+                self._shared[key] = None
+            else:
+                # Version 2: no back-references, so equal values always give equal bytes.
+                frozen = marshal.dumps(template, 2)
+                sent = marshal.loads(frozen)
+                self._shared[key] = (origin, frozen, sent)
+                self._texts[id(sent)] = encode(sent)
+        shared = self._shared[key]
+        return _fill(template, request) if shared is None else shared[2]
+
+    def text_of(self, value: Any) -> str | None:
+        """The JSON text of `value` if it is a shared copy (which `_shared` keeps alive, so
+        its id names it), else None."""
+        return self._texts.get(id(value))
+
+    def changed(self) -> list[str]:
+        """The origins of the shared copies that something changed after they went out."""
+        return [
+            origin
+            for origin, frozen, sent in filter(None, self._shared.values())
+            if marshal.dumps(sent, 2) != frozen
+        ]
 
 
 def _other_type(value: Any) -> Any:
@@ -391,6 +424,22 @@ class Engine:
         self.client_capabilities: dict[str, Any] = {}
         self.log_level: str | None = None  # set by logging/setLevel (before 2026-07-28)
 
+    def encode(self, message: Mapping[str, Any]) -> str:
+        """`message` as `harness.protocol.encode` writes it; a response carrying a shared
+        reply (see `_Templates`) reuses that reply's text, made once per run."""
+        if tuple(message) == _RESPONSE_MEMBERS and message["jsonrpc"] == "2.0":
+            text = self._templates.text_of(message["result"])
+            ident = message["id"]
+            # What json.dumps writes for these ids (an id with a lone surrogate, which would
+            # make the codec escape the whole line, is not ASCII).
+            if text is None:
+                pass
+            elif type(ident) is int:
+                return f'{{"jsonrpc":"2.0","id":{ident},"result":{text}}}'
+            elif type(ident) is str and ident.isascii():
+                return f'{{"jsonrpc":"2.0","id":{encode_basestring(ident)},"result":{text}}}'
+        return encode(message)
+
     # -- the timeline -------------------------------------------------------------------
 
     def start(self) -> list[Action]:
@@ -429,10 +478,22 @@ class Engine:
         ]
 
     def finish(self) -> None:
-        """Record the expected steps that never happened (once, at the end of the run)."""
+        """Record the expected steps that never happened (once, at the end of the run), and
+        a `mock_error` if a reply sent as a shared copy was changed afterwards: the answers
+        after the change were not the script's."""
         left = self.unconsumed()
         if left:
             self.transcript.record("unconsumed", steps=[s.label for s in left])
+        for origin in self._templates.changed():
+            self.transcript.record(
+                "mock_error",
+                where=f"{origin}: the reply",
+                revision=self.revision,
+                pointer="",
+                reason="the mock's copy of this scripted reply changed after it was sent, so "
+                "later answers from it were not the script's (an internal error)",
+                message={},
+            )
 
     # -- server requests and the client's answers ------------------------------------------
 
@@ -543,14 +604,17 @@ class Engine:
                 )
             return None
         reply = reply or {}
-        filled = [self._templates.fill(m, as_json) for m in reply.get("before", [])]
+        filled = [
+            self._templates.fill(m, as_json, origin=f"{step.label}: before message {index}")
+            for index, m in enumerate(reply.get("before", []))
+        ]
         marked = [_server_message(m) for m in filled if self._may_send(m, step, as_json)]
         before = [m for m, _ in marked]
-        sse = self._checked_sse(dict(reply.get("sse", {})), step, as_json)
+        sse = self._checked_sse(dict(reply["sse"]), step, as_json) if "sse" in reply else {}
         response: Message | None = None
         status = reply.get("status")
         if "result" in reply:
-            result = self._templates.fill(reply["result"], as_json)
+            result = self._templates.fill(reply["result"], as_json, origin=step.label)
             if self.stateless and isinstance(result, dict) and "violation" not in reply:
                 result = complete_stateless_result(message.method, result)
             refusal = self._input_requests_refusal(result, step, as_json)
@@ -559,7 +623,7 @@ class Engine:
             else:
                 response, status = ErrorResponse(message.id, refusal), 400
         elif "error" in reply:
-            error = self._templates.fill(reply["error"], as_json)
+            error = self._templates.fill(reply["error"], as_json, origin=step.label)
             response = ErrorResponse(message.id, _error_object(error))
         elif "fault" not in reply and "body" not in reply:
             builtin = self._builtin(message)
@@ -572,7 +636,7 @@ class Engine:
             fault=dict(reply["fault"]) if "fault" in reply else None,
             as_sse={"json": False, "sse": True}.get(reply.get("as", "")),
             status=status,
-            headers=dict(reply.get("headers", {})),
+            headers=dict(reply["headers"]) if "headers" in reply else {},
             body=reply.get("body"),
             sse=sse,
             violation=reply.get("violation"),

@@ -43,7 +43,6 @@ from harness.protocol import (
     RequestId,
     Response,
     batches_allowed,
-    encode,
     parse,
 )
 from mock_servers._auth_server import AuthMock
@@ -837,7 +836,7 @@ class HttpMock:
             return
         status = self._status(delivery, response)
         as_json = response.to_json()  # once, for the gate, the transcript and the body
-        body = _encode(as_json)
+        body = self.engine.encode(as_json).encode("utf-8")
         headers = {"content-type": "application/json", **delivery.headers}
         ex.chunk_size = delivery.sse.get("chunk_size")
         if kind in ("drop_connection", "close_stream"):
@@ -1099,10 +1098,6 @@ class HttpMock:
                 )
                 if not await self.hub.write_item(ex, stream, item):
                     stream.enqueue(Push(control="drop"))
-
-
-def _encode(message: Message | Mapping[str, Any]) -> bytes:
-    return encode(message).encode("utf-8")
 
 
 def _body_messages(body: bytes) -> list[Message]:

@@ -62,10 +62,14 @@ def _escape(key: str) -> str:
     return key.replace("~", "~0").replace("/", "~1")
 
 
+_NUMBERS = ("integer", "number")
+
+
 def _same_scalar(pattern: Any, value: Any) -> bool:
-    if json_type(pattern) in ("integer", "number") and json_type(value) in ("integer", "number"):
+    wanted, got = json_type(pattern), json_type(value)
+    if wanted in _NUMBERS and got in _NUMBERS:
         return bool(pattern == value)
-    return json_type(pattern) == json_type(value) and bool(pattern == value)
+    return wanted == got and bool(pattern == value)
 
 
 def matches(pattern: Any, value: Any) -> bool:

@@ -15,7 +15,7 @@ import difflib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, cached_property
 from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
@@ -113,7 +113,7 @@ class Step:
     kind: StepKind
     raw: Mapping[str, Any]
 
-    @property
+    @cached_property  # named in every transcript entry of a step: worked out once
     def label(self) -> str:
         given = self.raw.get("label")
         if isinstance(given, str):

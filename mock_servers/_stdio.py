@@ -51,7 +51,7 @@ import stat
 import sys
 import threading
 import traceback
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, field, replace
 from functools import partial
@@ -202,11 +202,12 @@ async def serve_stdio(
     """
     loaded, served = prepare_script(script, revision)
     if transcript is None:
-        transcript = Transcript(
+        transcript = Transcript(  # only its file (if any) can show it: none kept in memory
             script=loaded.name,
             revision=served,
             transport="stdio",
             path=None if transcript_path is None else Path(transcript_path),
+            keep=False,
         )
     if handle_signals is None:
         handle_signals = stdin is None and threading.current_thread() is threading.main_thread()
@@ -356,20 +357,27 @@ class _LoopReader(ByteReceiveStream):
         self._was_blocking = os.get_blocking(fd)
         os.set_blocking(fd, False)
         self._closed = False
+        self._drained = True
 
     async def receive(self, max_bytes: int = _CHUNK) -> bytes:
+        size = min(max_bytes, _CHUNK)
         while True:
             if self._closed:
                 raise anyio.ClosedResourceError
-            try:
-                data = os.read(self._fd, min(max_bytes, _CHUNK))
-            except BlockingIOError:
+            if self._drained:
+                # The last read emptied the pipe. A client mostly waits for the answer before
+                # it writes again, so a read now would only fail: wait first.
                 await anyio.wait_readable(self._fd)
+            try:
+                data = os.read(self._fd, size)
+            except BlockingIOError:
+                self._drained = True
                 continue
             except OSError:
                 data = b""
             if not data:
                 raise anyio.EndOfStream
+            self._drained = len(data) < size
             return data
 
     async def aclose(self) -> None:
@@ -409,6 +417,21 @@ class _LoopWriter(ByteSendStream):
                         if view:
                             await anyio.wait_writable(self._fd)
             raise
+
+    def write_now(self, data: bytes) -> int:
+        """Write what the pipe takes without waiting; the number of bytes written."""
+        if self._closed:
+            raise anyio.ClosedResourceError
+        if self._broken:
+            raise anyio.BrokenResourceError
+        view = memoryview(data)
+        written = 0
+        while written < len(data):
+            step = self._write_some(view[written:])
+            if not step:
+                break
+            written += step
+        return written
 
     def _write_some(self, view: memoryview) -> int:
         try:
@@ -505,6 +528,9 @@ class _StdioServer:
         default_factory=dict
     )
     _held: list[tuple[dict[str, Any], str, str | None, int | None]] = field(default_factory=list)
+    # Replies and due actions taken but not yet written out: while there is one, a reply
+    # may not go out at once from the reader (it could overtake it).
+    _under_way: int = 0
 
     def __post_init__(self) -> None:
         self.transcript = self.engine.transcript
@@ -621,7 +647,7 @@ class _StdioServer:
             line=self._lines,
         )
         error = ErrorObject(INVALID_REQUEST, "Invalid Request", {"reason": reason})
-        self._work.start_soon(self._write, ErrorResponse(None, error))
+        self._start_reply(self._write, ErrorResponse(None, error))
 
     def _on_line(self, line: bytes) -> None:
         self._lines += 1
@@ -654,7 +680,7 @@ class _StdioServer:
                 line=self._lines,
             )
             # A task, like replies: answers leave in arrival order unless delayed.
-            self._work.start_soon(self._write, exc.to_error_response())
+            self._start_reply(self._write, exc.to_error_response())
             return
         if isinstance(parsed, Batch):
             self._on_batch(parsed)
@@ -682,6 +708,8 @@ class _StdioServer:
             if isinstance(request_id, (int, str)):
                 self._subscriptions.pop(request_id, None)
         if isinstance(message, Request) and outcome.delivery is not None:
+            if not outcome.actions and self._reply_at_once(message, outcome.delivery):
+                return
             done = anyio.Event()
             self._schedule(outcome.actions, done)
             # A hang due right after this reply takes hold as the reply is written, not when
@@ -694,7 +722,7 @@ class _StdioServer:
                 and first.payload.get("kind") == "hang"
                 else None
             )
-            self._work.start_soon(self._reply, message, outcome.delivery, done, hang)
+            self._start_reply(self._reply, message, outcome.delivery, done, hang)
         else:
             self._schedule(outcome.actions, None)
 
@@ -709,9 +737,74 @@ class _StdioServer:
             if isinstance(message, Request) and outcome.delivery is not None:
                 requests.append((message, outcome.delivery))
             self._schedule(outcome.actions, done)
-        self._work.start_soon(self._reply_batch, requests, done)
+        self._start_reply(self._reply_batch, requests, done)
 
     # -- output -------------------------------------------------------------------------------
+
+    def _start_reply(self, write: Callable[..., Awaitable[None]], *args: Any) -> None:
+        """Write a reply in a task of its own (a delay or an awaited answer holds only it)."""
+
+        async def under_way() -> None:
+            try:
+                await write(*args)
+            finally:
+                self._under_way -= 1
+
+        self._under_way += 1
+        self._work.start_soon(under_way)
+
+    def _reply_at_once(self, request: Request, delivery: Delivery) -> bool:
+        """Write a plain reply from the reader itself; False: it goes the usual way.
+
+        Plain: no delay, no message before it, no awaited answer, no fault, not a listen.
+        At once only when nothing is under way that it could overtake, and only on a pipe
+        polled by the loop (`_LoopWriter`). A task, an event and a lock per reply cost more
+        than the rest of the answer; a pipe that takes only part of it gets the rest from a
+        task that holds the write lock, so nothing can cut into the line.
+        """
+        response = delivery.response
+        stdout = self.stdout
+        if (
+            response is None
+            or self._under_way
+            or delivery.delay_ms
+            or delivery.before
+            or delivery.awaits
+            or delivery.fault is not None
+            or delivery.body is not None
+            or not isinstance(stdout, _LoopWriter)
+            or self._write_lock.locked()
+            or self._hung
+            or self._stdout_gone
+            or self._listen_filter(request) is not None
+        ):
+            return False
+        as_json = response.to_json()
+        where = f"{delivery.origin}: the response to request {request.id!r}"
+        if not self.engine.gate.admit(
+            as_json, where=where, request_method=request.method, violation=delivery.violation
+        ):
+            self._start_reply(self._mock_error)
+            return True
+        data = self.engine.encode(as_json).encode("utf-8") + b"\n"
+        # Recorded before the write, as in `_write`.
+        self.transcript.record("message", direction="server", message=as_json, channel="stdio")
+        try:
+            written = stdout.write_now(data)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            self._stdout_gone = True
+            self.transcript.record("note", text="stdout is closed: the client stopped reading")
+            return True
+        if written < len(data):
+            self._write_lock.acquire_nowait()  # free: checked above, and nothing ran since
+            self._start_reply(self._send_rest, data[written:])
+        return True
+
+    async def _send_rest(self, data: bytes) -> None:
+        try:
+            await self._send_bytes(data)
+        finally:
+            self._write_lock.release()
 
     async def _reply(
         self,
@@ -847,7 +940,7 @@ class _StdioServer:
             if not admitted:
                 await self._mock_error()
                 return
-        text = encode(value)
+        text = self.engine.encode(as_json) if isinstance(as_json, Mapping) else encode(as_json)
         async with self._write_lock:
             if self._hung:
                 self._note("the server hangs: nothing more is written")
@@ -932,25 +1025,32 @@ class _StdioServer:
 
     def _schedule(self, actions: list[Action], after: anyio.Event | None) -> None:
         if actions:
+            self._under_way += 1
             self._due_tx.send_nowait(_Due(actions, after))
 
     async def _run_timeline(self) -> None:
         async with self._due_rx:
             async for due in self._due_rx:
-                if due.after is not None:
-                    await due.after.wait()
-                for action in due.actions:
-                    if self._hung:
-                        break
-                    if action.kind == "send":
-                        await self._send(
-                            dict(action.payload),
-                            where=action.step.label,
-                            violation=action.violation,
-                            on=self.engine.script.listen_step(action.step),
-                        )
-                    else:
-                        await self._fault(action.payload, reply_to=None)
+                try:
+                    await self._carry_out_due(due)
+                finally:
+                    self._under_way -= 1
+
+    async def _carry_out_due(self, due: _Due) -> None:
+        if due.after is not None:
+            await due.after.wait()
+        for action in due.actions:
+            if self._hung:
+                break
+            if action.kind == "send":
+                await self._send(
+                    dict(action.payload),
+                    where=action.step.label,
+                    violation=action.violation,
+                    on=self.engine.script.listen_step(action.step),
+                )
+            else:
+                await self._fault(action.payload, reply_to=None)
 
     async def _fault(self, fault: Mapping[str, Any], *, reply_to: RequestId | None) -> None:
         kind = fault["kind"]
@@ -1086,6 +1186,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             transport="stdio",
             path=args.transcript,
             append=args.append_transcript,
+            keep=False,  # read from its file: entries in memory would only grow
         )
     except ScriptError as exc:
         print(exc, file=sys.stderr)

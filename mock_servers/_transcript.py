@@ -2,7 +2,10 @@
 
 In memory it is a list of entries; on disk it is JSON Lines, one entry a line, written
 and flushed as it happens, so a crash or a SIGKILL of the server loses nothing before
-that moment. The first line is a header naming the script, revision and transport.
+that moment. The first line is a header naming the script, revision and transport. A
+process whose transcript only its file can show (a stdio mock) keeps no entries in memory
+(`keep=False`): a long run then holds nothing that grows, for the garbage collector to
+walk again and again.
 
 A transcript opened with `append=True` continues the file it finds (a client that
 restarts a crashed stdio server spawns the same command again, and its checks need both
@@ -125,6 +128,7 @@ class Transcript:
         transport: str = "",
         path: str | Path | None = None,
         append: bool = False,
+        keep: bool = True,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.header: dict[str, Any] = {
@@ -133,7 +137,9 @@ class Transcript:
             "revision": revision,
             "transport": transport,
         }
-        self.entries: list[dict[str, Any]] = []  # this process's entries only
+        self.entries: list[dict[str, Any]] = []  # this process's entries only (if `keep`)
+        self._keep = keep
+        self._recorded = 0
         self._clock = clock
         self._start = clock()
         self._first_seq = 0  # entries written by earlier processes (append)
@@ -172,12 +178,14 @@ class Transcript:
 
     def record(self, kind: str, **fields: Any) -> dict[str, Any]:
         entry = {
-            "seq": self._first_seq + len(self.entries),
+            "seq": self._first_seq + self._recorded,
             "t": round(self._clock() - self._start, 6),
             "kind": kind,
+            **fields,
         }
-        entry.update(fields)
-        self.entries.append(entry)
+        self._recorded += 1
+        if self._keep:
+            self.entries.append(entry)
         if self._file is not None:
             self._write(entry)
         return entry

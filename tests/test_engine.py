@@ -336,3 +336,71 @@ async def test_before_requests_are_awaited_until_the_client_answers() -> None:
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
+
+
+# -- scripted replies: one copy per engine, read-only ---------------------------------------
+
+
+def _listing_twice(engine: Engine) -> tuple[Response, Response]:
+    first = _reply(engine, {"id": 1, "method": "tools/list"})
+    second = _reply(engine, {"id": "2", "method": "tools/list"})
+    assert isinstance(first, Response)
+    assert isinstance(second, Response)
+    return first, second
+
+
+_LISTING = [{"expect": {"method": "tools/list"}, "reply": {"result": TOOLS}, "repeat": True}]
+
+
+def test_a_fixed_reply_is_one_copy_per_engine_never_the_script_s_own() -> None:
+    engine = _engine(_LISTING)
+    first, second = _listing_twice(engine)
+    assert first.result is second.result  # shared within the run: no copy per answer
+    assert first.result == TOOLS
+    assert first.result is not engine.script.steps[0].raw["reply"]["result"]
+    other, _ = _listing_twice(Engine(engine.script, "2025-11-25", "stdio", Transcript()))
+    assert other.result is not first.result  # another run has its own copy
+    engine.finish()
+    assert not list(engine.transcript.of_kind("mock_error"))
+
+
+def test_a_reply_changed_after_it_went_out_is_a_mock_error_at_the_end() -> None:
+    engine = _engine(_LISTING)
+    first, _ = _listing_twice(engine)
+    first.result["tools"][0]["name"] = "changed"  # what no part of the mock may do
+    engine.finish()
+    [error] = engine.transcript.of_kind("mock_error")
+    assert error["where"] == f"{engine.script.steps[0].label}: the reply"
+    assert "changed after it was sent" in error["reason"]
+
+
+def test_a_reply_that_quotes_the_request_is_filled_afresh_for_each_answer() -> None:
+    steps = [
+        {
+            "expect": {"method": "tools/call"},
+            "reply": {"result": {"content": [], "echo": {"$request": "/params/arguments"}}},
+            "repeat": True,
+        }
+    ]
+    engine = _engine(steps)
+    one = _reply(engine, {"id": 1, "method": "tools/call", "params": {"arguments": {"a": 1}}})
+    two = _reply(engine, {"id": 2, "method": "tools/call", "params": {"arguments": {"a": 2}}})
+    assert isinstance(one, Response)
+    assert isinstance(two, Response)
+    assert (one.result["echo"], two.result["echo"]) == ({"a": 1}, {"a": 2})
+    assert one.result is not two.result
+
+
+@pytest.mark.parametrize("ident", [7, -1, True, 2.5, 'a"\\\x01/', "x\u2028y", "\ud800"])
+def test_a_shared_reply_is_encoded_as_the_codec_encodes_it(ident: Any) -> None:
+    from harness.protocol import encode
+
+    engine = _engine(_LISTING)
+    reply = _reply(engine, {"id": 1, "method": "tools/list"})
+    assert isinstance(reply, Response)
+    for message in (
+        {"jsonrpc": "2.0", "id": ident, "result": reply.result},  # the shared copy: spliced
+        {"jsonrpc": "2.0", "id": ident, "result": dict(reply.result)},  # another object
+        {"jsonrpc": "2.0", "result": reply.result, "id": ident},  # another member order
+    ):
+        assert engine.encode(message) == encode(message)

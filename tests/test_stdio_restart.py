@@ -75,6 +75,28 @@ def test_an_appending_transcript_continues_the_record(tmp_path: Path) -> None:
     assert path.read_text(encoding="utf-8").count('"transcript": 1') == 1  # one header
 
 
+def test_a_transcript_that_keeps_nothing_in_memory_writes_the_same_file(
+    tmp_path: Path,
+) -> None:
+    def write(path: Path, *, keep: bool) -> Transcript:
+        clock = iter(range(10))
+        transcript = Transcript(
+            script="s", revision=MODERN, path=path, keep=keep, clock=lambda: float(next(clock))
+        )
+        transcript.record("start", pid=1)
+        transcript.record("message", direction="client", message={"jsonrpc": "2.0"})
+        transcript.close()
+        return transcript
+
+    kept, lean = (
+        write(tmp_path / "kept.jsonl", keep=True),
+        write(tmp_path / "lean.jsonl", keep=False),
+    )
+    assert [e["seq"] for e in kept.entries] == [0, 1]
+    assert lean.entries == []  # the stdio mock's process: only its file shows it
+    assert (tmp_path / "lean.jsonl").read_text() == (tmp_path / "kept.jsonl").read_text()
+
+
 def test_an_appending_transcript_refuses_another_runs_file(tmp_path: Path) -> None:
     path = tmp_path / "transcript.jsonl"
     Transcript(script="other", revision=MODERN, transport="stdio", path=path).close()

@@ -533,6 +533,76 @@ def test_send_and_fault_steps_on_the_timeline(spawn: Spawn) -> None:
     assert _kinds(transcript, "unconsumed") == []
 
 
+def _script_file(tmp_path: Path, steps: list[dict[str, Any]], **server: Any) -> Path:
+    path = tmp_path / "script.json"
+    script = {
+        "format_version": 1,
+        "name": "order",
+        "revisions": ["2025-11-25"],
+        "server": {
+            "capabilities": {"tools": {"listChanged": True}},
+            "info": {"name": "stdio-mock", "version": "1"},  # what _initialize expects
+            **server,
+        },
+        "steps": steps,
+    }
+    path.write_text(json.dumps(script), encoding="utf-8")
+    return path
+
+
+def test_a_reply_never_overtakes_one_under_way_before_it(tmp_path: Path) -> None:
+    # Two requests in one write. The first one's reply goes out from a task (a send step is
+    # due after it) and is under way when the second is read: the second's plain reply,
+    # which could go out at once from the reader, waits its turn behind it.
+    steps = [
+        {"expect": {"method": "tools/list"}, "reply": {"result": {"tools": []}}},
+        {"send": {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}},
+        {"expect": {"method": "tools/call"}, "reply": {"result": {"content": []}}},
+    ]
+    argv = stdio_command(_script_file(tmp_path, steps), transcript=tmp_path / "t.jsonl")
+    server = MockProcess(argv, tmp_path / "t.jsonl")
+    try:
+        _initialize(server)
+        call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": _call("a")}
+        listing = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+        server.write(json.dumps(listing).encode() + b"\n" + json.dumps(call).encode() + b"\n")
+        got = [server.receive() for _ in range(3)]
+        order = [m.get("id", m.get("method")) for m in got]
+        assert order[0] == 1, order  # the notification is due after it; 2 came later
+        assert sorted(map(str, order)) == ["1", "2", "notifications/tools/list_changed"]
+    finally:
+        server.stop()
+
+
+def test_replies_that_fill_the_pipe_arrive_whole_and_in_order(tmp_path: Path) -> None:
+    # The client writes every request before it reads anything: the pipe to it fills up
+    # mid-reply, and the rest of each line, and every line after, must still come out whole.
+    tools = [{"name": f"tool{i}", "inputSchema": {"type": "object"}} for i in range(40)]
+    steps = [
+        {"expect": {"method": "tools/list"}, "reply": {"result": {"tools": tools}}, "repeat": True}
+    ]
+    argv = stdio_command(_script_file(tmp_path, steps))
+    count = 150
+    requests = b"".join(
+        json.dumps({"jsonrpc": "2.0", "id": i, "method": "tools/list"}).encode() + b"\n"
+        for i in range(1, count + 1)
+    )
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": _call("c")},
+    }
+    stdin = json.dumps(initialize).encode() + b"\n" + requests
+    done = subprocess.run(argv, input=stdin, capture_output=True, timeout=TIMEOUT, check=False)
+    lines = done.stdout.split(b"\n")
+    assert lines[-1] == b""
+    replies = [json.loads(line) for line in lines[:-1]]
+    assert len(done.stdout) > 4 * 65536  # more than a pipe holds: some writes were partial
+    assert [r["id"] for r in replies] == list(range(count + 1))
+    assert all(r["result"]["tools"] == tools for r in replies[1:])
+
+
 # -- end of input and signals ------------------------------------------------------------------
 
 

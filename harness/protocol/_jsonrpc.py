@@ -183,6 +183,10 @@ def is_request_id(value: Any) -> bool:
     return (isinstance(value, int) and not isinstance(value, bool)) or isinstance(value, str)
 
 
+# What json.loads(text, parse_constant=...) makes on every call, made once.
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+
+
 def decode_json(data: bytes | str) -> Any:
     """Bytes or text to a JSON value; anything that is not strict UTF-8 JSON is -32700."""
     if isinstance(data, (bytes, bytearray, memoryview)):
@@ -197,7 +201,7 @@ def decode_json(data: bytes | str) -> Any:
     if text.startswith("\ufeff"):
         raise ProtocolError(PARSE_ERROR, "a byte order mark precedes the JSON text")
     try:
-        return json.loads(text, parse_constant=_reject_constant)
+        return _DECODER.decode(text)
     except (ValueError, RecursionError) as exc:
         reason = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc) or "too deep"
         raise ProtocolError(PARSE_ERROR, f"not valid JSON: {reason}") from None

@@ -759,8 +759,9 @@ class _StdioServer:
         Plain: no delay, no message before it, no awaited answer, no fault, not a listen.
         At once only when nothing is under way that it could overtake, and only on a pipe
         polled by the loop (`_LoopWriter`). A task, an event and a lock per reply cost more
-        than the rest of the answer; a pipe that takes only part of it gets the rest from a
-        task that holds the write lock, so nothing can cut into the line.
+        than the rest of the answer. A pipe that takes only part of it gets the rest from a
+        task (the reader must go on reading: a client may write all its requests before it
+        reads), and nothing can cut into the line (`_send_rest`).
         """
         response = delivery.response
         stdout = self.stdout
@@ -796,15 +797,15 @@ class _StdioServer:
             self.transcript.record("note", text="stdout is closed: the client stopped reading")
             return True
         if written < len(data):
-            self._write_lock.acquire_nowait()  # free: checked above, and nothing ran since
             self._start_reply(self._send_rest, data[written:])
         return True
 
     async def _send_rest(self, data: bytes) -> None:
-        try:
+        # The first task to want the lock: nothing was under way or writing when the line
+        # began, and tasks start in the order they were made, so no other write can get in
+        # before the rest of the line. Until it is out, replies go the usual way (under way).
+        async with self._write_lock:
             await self._send_bytes(data)
-        finally:
-            self._write_lock.release()
 
     async def _reply(
         self,

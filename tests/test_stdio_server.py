@@ -18,6 +18,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +33,7 @@ from harness.protocol import ErrorResponse, Response, classify
 from harness.strategies import json_values, jsonrpc_messages
 from mock_servers._fixtures import fixtures_root
 from mock_servers._script import parse_script
-from mock_servers._stdio import MAX_LINE_BYTES, oversized_line
+from mock_servers._stdio import MAX_LINE_BYTES, _LoopWriter, oversized_line
 from mock_servers._transcript import Transcript, read_transcript
 from mock_servers.stdio import serve_stdio, stdio_command
 
@@ -574,35 +575,6 @@ def test_a_reply_never_overtakes_one_under_way_before_it(tmp_path: Path) -> None
         server.stop()
 
 
-def test_replies_that_fill_the_pipe_arrive_whole_and_in_order(tmp_path: Path) -> None:
-    # The client writes every request before it reads anything: the pipe to it fills up
-    # mid-reply, and the rest of each line, and every line after, must still come out whole.
-    tools = [{"name": f"tool{i}", "inputSchema": {"type": "object"}} for i in range(40)]
-    steps = [
-        {"expect": {"method": "tools/list"}, "reply": {"result": {"tools": tools}}, "repeat": True}
-    ]
-    argv = stdio_command(_script_file(tmp_path, steps))
-    count = 150
-    requests = b"".join(
-        json.dumps({"jsonrpc": "2.0", "id": i, "method": "tools/list"}).encode() + b"\n"
-        for i in range(1, count + 1)
-    )
-    initialize = {
-        "jsonrpc": "2.0",
-        "id": 0,
-        "method": "initialize",
-        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": _call("c")},
-    }
-    stdin = json.dumps(initialize).encode() + b"\n" + requests
-    done = subprocess.run(argv, input=stdin, capture_output=True, timeout=TIMEOUT, check=False)
-    lines = done.stdout.split(b"\n")
-    assert lines[-1] == b""
-    replies = [json.loads(line) for line in lines[:-1]]
-    assert len(done.stdout) > 4 * 65536  # more than a pipe holds: some writes were partial
-    assert [r["id"] for r in replies] == list(range(count + 1))
-    assert all(r["result"]["tools"] == tools for r in replies[1:])
-
-
 # -- end of input and signals ------------------------------------------------------------------
 
 
@@ -812,6 +784,82 @@ def test_serve_stdio_in_process_over_any_byte_streams() -> None:
     assert codes == [0]
     kinds = [e["kind"] for e in transcript.entries]
     assert kinds[-3:] == ["stdin_eof", "unconsumed", "exit"]
+
+
+class _FullPipe(_LoopWriter):
+    """A real pipe that takes at most 1,000 bytes on every other write, as a pipe whose
+    reader lags does: every reply of any size goes out in parts."""
+
+    _turn = 0
+
+    def _write_some(self, view: memoryview) -> int:
+        self._turn += 1
+        return 0 if self._turn % 2 == 0 else super()._write_some(view[:1000])
+
+
+def test_replies_written_in_parts_arrive_whole_and_in_order() -> None:
+    # The reply started at once from the reader does not fit: its rest goes out from a task,
+    # and neither the replies after it nor the rest of any line cut into one another.
+    tools = [{"name": f"tool{i}", "inputSchema": {"type": "object"}} for i in range(40)]
+    script = parse_script(
+        {
+            "format_version": 1,
+            "name": "full-pipe",
+            "revisions": ["2025-11-25"],
+            "server": {"capabilities": {"tools": {}}},
+            "steps": [
+                {
+                    "expect": {"method": "tools/list"},
+                    "reply": {"result": {"tools": tools}},
+                    "repeat": True,
+                }
+            ],
+        }
+    )
+    count = 50
+    requests = b"".join(
+        json.dumps({"jsonrpc": "2.0", "id": i, "method": "tools/list"}).encode() + b"\n"
+        for i in range(1, count + 1)
+    )
+    read_end, write_end = os.pipe()
+    output = bytearray()
+    reader = threading.Thread(target=lambda: output.extend(_read_all(read_end)), daemon=True)
+    reader.start()
+
+    async def main() -> None:
+        in_tx, in_rx = anyio.create_memory_object_stream[bytes](8)
+        err_tx, err_rx = anyio.create_memory_object_stream[bytes](64)
+        with anyio.fail_after(TIMEOUT):
+            async with anyio.create_task_group() as tg, err_rx:
+                tg.start_soon(
+                    partial(
+                        serve_stdio,
+                        script,
+                        stdin=_MemoryIn(in_rx),
+                        stdout=_FullPipe(write_end, owns_fd=True),
+                        stderr=_MemoryOut(err_tx),
+                    )
+                )
+                async with in_tx:
+                    await in_tx.send(requests)  # in one read: all answered from the reader
+        for stream in (in_rx, err_tx):
+            stream.close()
+
+    anyio.run(main)
+    reader.join(TIMEOUT)
+    os.close(read_end)
+    lines = bytes(output).split(b"\n")
+    assert lines[-1] == b""
+    replies = [json.loads(line) for line in lines[:-1]]
+    assert [r["id"] for r in replies] == list(range(1, count + 1))
+    assert all(r["result"]["tools"] == tools for r in replies)
+
+
+def _read_all(fd: int) -> bytes:
+    chunks = []
+    while chunk := os.read(fd, 65536):
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 def test_2026_stdio_subscriptions_get_what_they_opted_in_to_marked_with_their_id() -> None:

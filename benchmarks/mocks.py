@@ -16,7 +16,9 @@ p50/p99 latency, each beside the bare app's, and the server's CPU time per reque
 stdio: round trips per second of `tools/list` through the stdio mock, beside a bare pipe
 echo (a Python process answering each line with a fixed line, no parsing) and a bare
 stdio server (one that does what the bare Starlette app does: parse the line, answer the
-same JSON with its id).
+same JSON with its id), each with its process's CPU time per round trip. The mock runs as
+a client spawns it by hand (no transcript) and as the suite does (its transcript written
+to a file, an entry a line, flushed as it happens).
 
 Each phase is split into --rounds rounds that take turns between the servers, so a
 machine whose speed drifts (these are shared) slows all of them alike. Memory: the
@@ -390,7 +392,8 @@ def print_http(rows: list[tuple[str, int, Load]]) -> None:
 # -- stdio -----------------------------------------------------------------------------------
 
 
-def _round_trips(argv: list[str], seconds: float, initialize: bool) -> tuple[int, float]:
+def _round_trips(argv: list[str], seconds: float, initialize: bool) -> tuple[int, float, float]:
+    """(round trips, seconds, the server process's CPU seconds during them)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     with subprocess.Popen(
         argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env
@@ -403,6 +406,7 @@ def _round_trips(argv: list[str], seconds: float, initialize: bool) -> tuple[int
             process.stdin.flush()
             process.stdout.readline()
         count = 0
+        cpu = _cpu_seconds(process.pid)
         start = time.monotonic()
         deadline = start + seconds
         while time.monotonic() < deadline:
@@ -413,35 +417,44 @@ def _round_trips(argv: list[str], seconds: float, initialize: bool) -> tuple[int
             if not process.stdout.readline():
                 break
         elapsed = time.monotonic() - start
+        cpu = _cpu_seconds(process.pid) - cpu
         process.stdin.close()
         try:
             process.wait(10)
         except subprocess.TimeoutExpired:
             process.kill()
-    return count, elapsed
+    return count, elapsed, cpu
 
 
 def stdio_rows(seconds: float, rounds: int) -> None:
     sys.path.insert(0, str(ROOT))
+    import tempfile
+
     from mock_servers.stdio import stdio_command
 
-    kinds = [
-        ("bare pipe echo", [sys.executable, __file__, "--serve", "echo"], False),
-        ("bare stdio server", [sys.executable, __file__, "--serve", "json"], False),
-        ("stdio mock", stdio_command(SCRIPT, revision=REVISION), True),
-    ]
-    totals = {label: [0, 0.0] for label, _, _ in kinds}
-    for _round in range(rounds):  # interleaved, as the HTTP rows
-        for label, argv, initialize in kinds:
-            count, elapsed = _round_trips(argv, seconds / rounds, initialize)
-            totals[label][0] += count
-            totals[label][1] += elapsed
-    rate = {label: count / elapsed for label, (count, elapsed) in totals.items()}
-    print(f"\n{'stdio':<20} {'round trips/s':>13} {'vs echo':>8} {'vs bare':>8}")
-    for label, _, _ in kinds:
+    with tempfile.TemporaryDirectory(prefix="mcptb-bench-") as scratch:
+        transcript = Path(scratch) / "transcript.jsonl"
+        kinds = [
+            ("bare pipe echo", [sys.executable, __file__, "--serve", "echo"], False),
+            ("bare stdio server", [sys.executable, __file__, "--serve", "json"], False),
+            ("stdio mock", stdio_command(SCRIPT, revision=REVISION), True),
+            (
+                "  with a transcript",
+                stdio_command(SCRIPT, revision=REVISION, transcript=transcript),
+                True,
+            ),
+        ]
+        totals = {label: [0, 0.0, 0.0] for label, _, _ in kinds}
+        for _round in range(rounds):  # interleaved, as the HTTP rows
+            for label, argv, initialize in kinds:
+                for index, value in enumerate(_round_trips(argv, seconds / rounds, initialize)):
+                    totals[label][index] += value
+    rate = {label: count / elapsed for label, (count, elapsed, _) in totals.items()}
+    print(f"\n{'stdio':<20} {'round trips/s':>13} {'vs echo':>8} {'vs bare':>8} {'CPU us/rt':>10}")
+    for label, (count, _, cpu) in totals.items():
         print(
             f"{label:<20} {rate[label]:>13.0f} {rate[label] / rate['bare pipe echo']:>7.0%} "
-            f"{rate[label] / rate['bare stdio server']:>7.0%}"
+            f"{rate[label] / rate['bare stdio server']:>7.0%} {1e6 * cpu / count:>10.0f}"
         )
 
 

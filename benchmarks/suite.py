@@ -67,8 +67,9 @@ def whole_run(label: str, option: str, workers: int, timeout: float, *, pool: bo
         report = folder / "results.json"
         argv = [sys.executable, "-m", "pytest", "-c", str(folder / "pytest.ini")]
         argv += ["--rootdir", str(folder), "-q", "-n", str(workers)]
-        # The plugins `mcp-testbench run` turns off (harness/_run_suite.py).
+        # What `mcp-testbench run` turns off (harness/_run_suite.py).
         argv += ["-p", "no:cacheprovider", "-p", "no:hypothesispytest"]
+        argv += ["--assert=plain", "-p", "no:unraisableexception"]
         argv += [option, "--mcp-report", str(report), str(folder)]
         start = time.monotonic()
         try:

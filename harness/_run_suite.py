@@ -37,10 +37,14 @@ def run_suite(
 ) -> int:
     """Run the suite; write the reports into `report_dir` (None: no report folder);
     return pytest's exit code (non-zero when an item FAILs or is BLOCKED)."""
-    # Hypothesis's pytest plugin imports all of Hypothesis (about a second) to print its
-    # terminal summary, in every pytest-xdist worker and the controller; this run collects
-    # nothing but the suite, which has no Hypothesis test.
+    # This run collects nothing but the suite, whose items judge with verdicts, not with
+    # `assert`, and have no Hypothesis test. So, in every pytest-xdist worker and the
+    # controller: no Hypothesis plugin (it imports all of Hypothesis, about a second, to
+    # print its summary); no assertion rewriting (pytest rewrites every module of a plugin's
+    # distribution as it is imported, parsing each, unless bytecode caching saved them);
+    # no hunt for unraisable exceptions (it collects garbage five times at the end).
     args = ["-p", "no:cacheprovider", "-p", "no:hypothesispytest", "-q"]
+    args += ["--assert=plain", "-p", "no:unraisableexception"]
     args.append(f"--mcp-timeout={timeout}")
     if driver:
         args.append(f"--mcp-driver={driver}")

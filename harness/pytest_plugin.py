@@ -209,6 +209,9 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         from harness._run import stop_stdio_pool
 
         stop_stdio_pool()
+        # Every run's transcript and operations, no longer needed: pytest's clean-up after
+        # this hook collects garbage several times over, and each pass walks all of them.
+        config.stash[_STASH_RUNS].clear()
 
 
 # -- the client factory ----------------------------------------------------------------------------

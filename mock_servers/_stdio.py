@@ -358,9 +358,26 @@ class _LoopReader(ByteReceiveStream):
         os.set_blocking(fd, False)
         self._closed = False
         self._drained = True
+        self._ahead: bytes | None = None  # read by `more_is_here`, for the next receive
+
+    def more_is_here(self) -> bool:
+        """Whether more input (or its end) is already here: read now, kept for `receive`."""
+        if self._ahead is None and not self._closed:
+            try:
+                self._ahead = os.read(self._fd, _CHUNK)
+            except BlockingIOError:
+                self._drained = True
+            except OSError:
+                self._ahead = b""
+        return self._ahead is not None
 
     async def receive(self, max_bytes: int = _CHUNK) -> bytes:
         size = min(max_bytes, _CHUNK)
+        if self._ahead is not None:
+            data, self._ahead = self._ahead, None
+            if not data:
+                raise anyio.EndOfStream
+            return data
         while True:
             if self._closed:
                 raise anyio.ClosedResourceError
@@ -625,7 +642,7 @@ class _StdioServer:
                 else:
                     line = bytes(pending)
                     pending.clear()
-                    self._on_line(line)
+                    self._on_line(line, last=start == len(chunk))
         if dropped:
             self._too_long(head, dropped, terminated=False)
         elif pending:
@@ -649,7 +666,8 @@ class _StdioServer:
         error = ErrorObject(INVALID_REQUEST, "Invalid Request", {"reason": reason})
         self._start_reply(self._write, ErrorResponse(None, error))
 
-    def _on_line(self, line: bytes) -> None:
+    def _on_line(self, line: bytes, *, last: bool = False) -> None:
+        """One line; `last`: nothing came after it in its chunk."""
         self._lines += 1
         if line.endswith(b"\r") and "crlf" not in self._noted:
             self._noted.add("crlf")
@@ -685,7 +703,7 @@ class _StdioServer:
         if isinstance(parsed, Batch):
             self._on_batch(parsed)
         else:
-            self._on_message(parsed)
+            self._on_message(parsed, last=last)
 
     def _handle(self, message: Message) -> Outcome:
         try:
@@ -698,7 +716,7 @@ class _StdioServer:
                 return Outcome(Delivery(ErrorResponse(message.id, error)))
             return Outcome(None)
 
-    def _on_message(self, message: Message) -> None:
+    def _on_message(self, message: Message, *, last: bool = False) -> None:
         # Handled here, in arrival order, so that matching follows the wire; only the
         # delivery (delays, awaited answers) runs in a task of its own.
         outcome = self._handle(message)
@@ -708,7 +726,7 @@ class _StdioServer:
             if isinstance(request_id, (int, str)):
                 self._subscriptions.pop(request_id, None)
         if isinstance(message, Request) and outcome.delivery is not None:
-            if not outcome.actions and self._reply_at_once(message, outcome.delivery):
+            if last and not outcome.actions and self._reply_at_once(message, outcome.delivery):
                 return
             done = anyio.Event()
             self._schedule(outcome.actions, done)
@@ -757,11 +775,17 @@ class _StdioServer:
         """Write a plain reply from the reader itself; False: it goes the usual way.
 
         Plain: no delay, no message before it, no awaited answer, no fault, not a listen.
-        At once only when nothing is under way that it could overtake, and only on a pipe
-        polled by the loop (`_LoopWriter`). A task, an event and a lock per reply cost more
-        than the rest of the answer. A pipe that takes only part of it gets the rest from a
-        task (the reader must go on reading: a client may write all its requests before it
-        reads), and nothing can cut into the line (`_send_rest`).
+        At once only on pipes polled by the loop (`_LoopReader`, `_LoopWriter`), when
+        nothing is under way that it could overtake, and when its request is the last input
+        here (the caller's `last`, and nothing more in the pipe). Input already here is
+        read and recorded before any answer goes out, as the usual way does: a client that
+        sends its next message without waiting for this answer must show in the transcript
+        as one (a request sent before the initialize result, for one).
+
+        A task, an event and a lock per reply cost more than the rest of the answer. A pipe
+        that takes only part of it gets the rest from a task (the reader must go on reading:
+        a client may write all its requests before it reads), and nothing can cut into the
+        line (`_send_rest`).
         """
         response = delivery.response
         stdout = self.stdout
@@ -778,6 +802,8 @@ class _StdioServer:
             or self._hung
             or self._stdout_gone
             or self._listen_filter(request) is not None
+            or not isinstance(self.stdin, _LoopReader)
+            or self.stdin.more_is_here()
         ):
             return False
         as_json = response.to_json()

@@ -33,7 +33,7 @@ from harness.protocol import ErrorResponse, Response, classify
 from harness.strategies import json_values, jsonrpc_messages
 from mock_servers._fixtures import fixtures_root
 from mock_servers._script import parse_script
-from mock_servers._stdio import MAX_LINE_BYTES, _LoopWriter, oversized_line
+from mock_servers._stdio import MAX_LINE_BYTES, _LoopReader, _LoopWriter, oversized_line
 from mock_servers._transcript import Transcript, read_transcript
 from mock_servers.stdio import serve_stdio, stdio_command
 
@@ -786,20 +786,102 @@ def test_serve_stdio_in_process_over_any_byte_streams() -> None:
     assert kinds[-3:] == ["stdin_eof", "unconsumed", "exit"]
 
 
+def test_input_already_here_is_recorded_before_any_answer_goes_out(spawn: Spawn) -> None:
+    # A client that writes its next request without waiting for the initialize result:
+    # the transcript must show the request ahead of that result, as the mock saw it, for
+    # the check that judges it. (Answering from the reader at once would hide it.)
+    server = spawn("list-and-call")
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": _call("c")},
+    }
+    listing = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    server.write(json.dumps(initialize).encode() + b"\n" + json.dumps(listing).encode() + b"\n")
+    assert [server.receive()["id"] for _ in range(2)] == [0, 1]
+    server.close_stdin()
+    assert server.wait() == 0
+    messages = _kinds(server.transcript(), "message")
+    order = [(m["direction"], m["message"].get("method", "result")) for m in messages]
+    assert order == [
+        ("client", "initialize"),
+        ("client", "tools/list"),
+        ("server", "result"),
+        ("server", "result"),
+    ]
+
+
+class _ShortReads(_LoopReader):
+    """A real pipe read a few bytes at a time, as when the next message lands after a read."""
+
+    async def receive(self, max_bytes: int = 65536) -> bytes:
+        return await super().receive(max_bytes=_SHORT_READ)
+
+
+_SHORT_READ = 41
+
+
+def test_input_that_landed_after_the_read_is_still_recorded_before_the_answer() -> None:
+    # The first read ends at the ping's newline; the listing is in the pipe by then. The
+    # ping's answer must not be recorded (and written) ahead of it.
+    ping = b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n'
+    assert len(ping) == _SHORT_READ
+    listing = b'{"jsonrpc":"2.0","id":2,"method":"tools/list"}\n'
+    transcript = Transcript(script="short-reads", revision="2025-11-25", transport="stdio")
+    in_read, in_write = os.pipe()
+    out_read, out_write = os.pipe()
+    os.write(in_write, ping + listing)
+    os.close(in_write)
+    output = bytearray()
+    reader = threading.Thread(target=lambda: output.extend(_read_all(out_read)), daemon=True)
+    reader.start()
+
+    async def main() -> None:
+        err_tx, err_rx = anyio.create_memory_object_stream[bytes](64)
+        with anyio.fail_after(TIMEOUT), err_rx:
+            await serve_stdio(
+                FIXTURES / "list-and-call.json",
+                revision="2025-11-25",
+                transcript=transcript,
+                stdin=_ShortReads(in_read),
+                stdout=_LoopWriter(out_write, owns_fd=True),
+                stderr=_MemoryOut(err_tx),
+            )
+        err_tx.close()
+
+    try:
+        anyio.run(main)
+        reader.join(TIMEOUT)
+    finally:
+        os.close(in_read)
+        os.close(out_read)
+    assert [json.loads(line)["id"] for line in bytes(output).splitlines()] == [1, 2]
+    messages = [e for e in transcript.entries if e["kind"] == "message"]
+    order = [(m["direction"], m["message"].get("method", "result")) for m in messages]
+    assert order == [
+        ("client", "ping"),
+        ("client", "tools/list"),
+        ("server", "result"),
+        ("server", "result"),
+    ]
+
+
 class _FullPipe(_LoopWriter):
-    """A real pipe that takes at most 1,000 bytes on every other write, as a pipe whose
-    reader lags does: every reply of any size goes out in parts."""
+    """A real pipe that takes at most 100 bytes on every other write, as a pipe whose
+    reader lags does: a reply goes out in many parts, the loop running between them."""
 
     _turn = 0
 
     def _write_some(self, view: memoryview) -> int:
         self._turn += 1
-        return 0 if self._turn % 2 == 0 else super()._write_some(view[:1000])
+        return 0 if self._turn % 2 == 0 else super()._write_some(view[:100])
 
 
 def test_replies_written_in_parts_arrive_whole_and_in_order() -> None:
-    # The reply started at once from the reader does not fit: its rest goes out from a task,
-    # and neither the replies after it nor the rest of any line cut into one another.
+    # Each reply goes out at once from the reader but does not fit: its rest goes out from a
+    # task. The client sends its next request as soon as the first part is in, so that
+    # request's reply, the usual way, waits for the rest: no line cuts into another.
     tools = [{"name": f"tool{i}", "inputSchema": {"type": "object"}} for i in range(40)]
     script = parse_script(
         {
@@ -816,41 +898,52 @@ def test_replies_written_in_parts_arrive_whole_and_in_order() -> None:
             ],
         }
     )
-    count = 50
-    requests = b"".join(
-        json.dumps({"jsonrpc": "2.0", "id": i, "method": "tools/list"}).encode() + b"\n"
-        for i in range(1, count + 1)
-    )
-    read_end, write_end = os.pipe()
-    output = bytearray()
-    reader = threading.Thread(target=lambda: output.extend(_read_all(read_end)), daemon=True)
-    reader.start()
+    count = 20
+    in_read, in_write = os.pipe()
+    out_read, out_write = os.pipe()
+    os.set_blocking(out_read, False)
+    lines: list[bytes] = []
+
+    def request(ident: int) -> bytes:
+        return json.dumps({"jsonrpc": "2.0", "id": ident, "method": "tools/list"}).encode() + b"\n"
+
+    async def client() -> None:
+        pending, sent = b"", 1
+        os.write(in_write, request(1))
+        while len(lines) < count:
+            await anyio.wait_readable(out_read)
+            pending += os.read(out_read, 65536)
+            *whole, pending = pending.split(b"\n")
+            lines.extend(whole)
+            # The next request as soon as the last one's answer is on its way (mid-line), or
+            # once it is in.
+            if sent < count and (sent == len(lines) + 1 if pending else sent == len(lines)):
+                sent += 1
+                os.write(in_write, request(sent))
+        os.close(in_write)
 
     async def main() -> None:
-        in_tx, in_rx = anyio.create_memory_object_stream[bytes](8)
         err_tx, err_rx = anyio.create_memory_object_stream[bytes](64)
-        with anyio.fail_after(TIMEOUT):
-            async with anyio.create_task_group() as tg, err_rx:
+        with anyio.fail_after(TIMEOUT), err_rx:
+            async with anyio.create_task_group() as tg:
                 tg.start_soon(
                     partial(
                         serve_stdio,
                         script,
-                        stdin=_MemoryIn(in_rx),
-                        stdout=_FullPipe(write_end, owns_fd=True),
+                        stdin=_LoopReader(in_read),
+                        stdout=_FullPipe(out_write, owns_fd=True),
                         stderr=_MemoryOut(err_tx),
                     )
                 )
-                async with in_tx:
-                    await in_tx.send(requests)  # in one read: all answered from the reader
-        for stream in (in_rx, err_tx):
-            stream.close()
+                tg.start_soon(client)
+        err_tx.close()
 
-    anyio.run(main)
-    reader.join(TIMEOUT)
-    os.close(read_end)
-    lines = bytes(output).split(b"\n")
-    assert lines[-1] == b""
-    replies = [json.loads(line) for line in lines[:-1]]
+    try:
+        anyio.run(main)
+    finally:
+        os.close(in_read)
+        os.close(out_read)
+    replies = [json.loads(line) for line in lines]
     assert [r["id"] for r in replies] == list(range(1, count + 1))
     assert all(r["result"]["tools"] == tools for r in replies)
 

@@ -39,7 +39,9 @@ microseconds) and `kind`; the other members depend on the kind (docs/transcripts
                    the request header at fault, on a header-mismatch refusal
     mock_error     where, revision, pointer, reason, message: the send gate refused a
                    message the mock was about to send (invalid for its revision, and not
-                   marked as a deliberate violation); nothing was sent, and the run ends
+                   marked as a deliberate violation); nothing was sent, and the run ends.
+                   Also, at the end of a run, a scripted reply whose one copy (sent in
+                   every answer) was changed after it went out (message {}).
     auth           request, server (resource|authorization), endpoint (mcp,
                    resource-metadata, server-metadata, authorize, token, register, jwks,
                    well-known, unknown), method, path, status, outcome ("ok" or the OAuth

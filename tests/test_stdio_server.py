@@ -802,14 +802,18 @@ def test_input_already_here_is_recorded_before_any_answer_goes_out(spawn: Spawn)
     assert [server.receive()["id"] for _ in range(2)] == [0, 1]
     server.close_stdin()
     assert server.wait() == 0
-    messages = _kinds(server.transcript(), "message")
-    order = [(m["direction"], m["message"].get("method", "result")) for m in messages]
-    assert order == [
+    assert _message_order(server.transcript()["entries"]) == [
         ("client", "initialize"),
         ("client", "tools/list"),
         ("server", "result"),
         ("server", "result"),
     ]
+
+
+def _message_order(entries: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """Who sent each message, and its method ("result" for an answer), in recorded order."""
+    messages = [e for e in entries if e["kind"] == "message"]
+    return [(m["direction"], m["message"].get("method", "result")) for m in messages]
 
 
 class _ShortReads(_LoopReader):
@@ -857,9 +861,7 @@ def test_input_that_landed_after_the_read_is_still_recorded_before_the_answer() 
         os.close(in_read)
         os.close(out_read)
     assert [json.loads(line)["id"] for line in bytes(output).splitlines()] == [1, 2]
-    messages = [e for e in transcript.entries if e["kind"] == "message"]
-    order = [(m["direction"], m["message"].get("method", "result")) for m in messages]
-    assert order == [
+    assert _message_order(transcript.entries) == [
         ("client", "ping"),
         ("client", "tools/list"),
         ("server", "result"),

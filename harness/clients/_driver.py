@@ -36,6 +36,9 @@ from harness.clients._contract import (
 
 __all__ = ["DRIVER_PROTOCOL", "DRIVER_PROTOCOLS", "DriverClient", "DriverPool", "PooledDriver"]
 
+_UNGREETED_GRACE = 0.5
+"""Seconds a driver that never said hello gets to exit after its stdin closes."""
+
 T = TypeVar("T")
 
 DRIVER_PROTOCOL = "mcp-testbench-driver/1.1"
@@ -465,8 +468,11 @@ class DriverClient:
         if process is None:
             return
         try:
-            # Only a driver that said hello speaks the protocol and can answer `close`.
-            if process.returncode is None and not self._exit_note and self._greeted():
+            # Only a driver that said hello speaks the protocol and can answer `close`, and
+            # has work of its own to finish once its stdin closes; one that never did gets
+            # a moment, not seconds, before SIGTERM.
+            greeted = self._greeted()
+            if process.returncode is None and not self._exit_note and greeted:
                 with contextlib.suppress(ClientError):
                     await self._command("close", {}, 10.0)
             if process.stdin is not None and not process.stdin.is_closing():
@@ -475,7 +481,8 @@ class DriverClient:
                 if sig is not None and process.returncode is None:
                     process.send_signal(sig)
                 try:
-                    await asyncio.wait_for(process.wait(), 5.0)
+                    bound = 5.0 if greeted or sig is not None else _UNGREETED_GRACE
+                    await asyncio.wait_for(process.wait(), bound)
                     break
                 except asyncio.TimeoutError:
                     continue

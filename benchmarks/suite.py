@@ -31,6 +31,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from harness._run_suite import LEAN_PYTEST  # noqa: E402 (the source tree, as the runs use)
+
 PYTHON_DRIVER = f"{sys.executable} {ROOT / 'examples' / 'drivers' / 'python' / 'driver.py'}"
 SDK_CLIENT = "harness.clients._sdk_mcp:McpSdkClient"
 REFERENCE = "harness.clients:ReferenceClient"
@@ -67,9 +71,7 @@ def whole_run(label: str, option: str, workers: int, timeout: float, *, pool: bo
         report = folder / "results.json"
         argv = [sys.executable, "-m", "pytest", "-c", str(folder / "pytest.ini")]
         argv += ["--rootdir", str(folder), "-q", "-n", str(workers)]
-        # What `mcp-testbench run` turns off (harness/_run_suite.py).
-        argv += ["-p", "no:cacheprovider", "-p", "no:hypothesispytest"]
-        argv += ["--assert=plain", "-p", "no:unraisableexception"]
+        argv += LEAN_PYTEST  # what `mcp-testbench run` turns off
         argv += [option, "--mcp-report", str(report), str(folder)]
         start = time.monotonic()
         try:
@@ -113,7 +115,6 @@ def print_whole(rows: list[Whole]) -> None:
 
 def breakdown(timeout: float, slowest: int) -> None:
     """Every scenario run once, serially, in this process: where the time goes."""
-    sys.path.insert(0, str(ROOT))
     from harness._catalogue import CATALOGUE
     from harness._judging import judge
     from harness._run import execute, stop_stdio_pool

@@ -16,11 +16,21 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-__all__ = ["DEFAULT_REPORT_DIR", "REFERENCE_CLIENT", "REPORT_FILES", "run_suite"]
+__all__ = ["DEFAULT_REPORT_DIR", "LEAN_PYTEST", "REFERENCE_CLIENT", "REPORT_FILES", "run_suite"]
 
 REFERENCE_CLIENT = "harness.clients:ReferenceClient"
 DEFAULT_REPORT_DIR = Path("mcp-testbench-report")
 REPORT_FILES = ("report.html", "results.json", "junit.xml")
+# This run collects nothing but the suite, whose items judge with verdicts, not with
+# `assert`, and have no Hypothesis test. So, in every pytest-xdist worker and the
+# controller: no cache; no Hypothesis plugin (it imports all of Hypothesis, about a second,
+# to print its summary); no assertion rewriting (pytest rewrites every module of a plugin's
+# distribution as it is imported, parsing each, unless bytecode caching saved them); no
+# hunt for unraisable exceptions (it collects garbage five times at the end).
+LEAN_PYTEST = (
+    *("-p", "no:cacheprovider", "-p", "no:hypothesispytest"),
+    *("--assert=plain", "-p", "no:unraisableexception"),
+)
 
 
 def run_suite(
@@ -37,14 +47,7 @@ def run_suite(
 ) -> int:
     """Run the suite; write the reports into `report_dir` (None: no report folder);
     return pytest's exit code (non-zero when an item FAILs or is BLOCKED)."""
-    # This run collects nothing but the suite, whose items judge with verdicts, not with
-    # `assert`, and have no Hypothesis test. So, in every pytest-xdist worker and the
-    # controller: no Hypothesis plugin (it imports all of Hypothesis, about a second, to
-    # print its summary); no assertion rewriting (pytest rewrites every module of a plugin's
-    # distribution as it is imported, parsing each, unless bytecode caching saved them);
-    # no hunt for unraisable exceptions (it collects garbage five times at the end).
-    args = ["-p", "no:cacheprovider", "-p", "no:hypothesispytest", "-q"]
-    args += ["--assert=plain", "-p", "no:unraisableexception"]
+    args = [*LEAN_PYTEST, "-q"]
     args.append(f"--mcp-timeout={timeout}")
     if driver:
         args.append(f"--mcp-driver={driver}")

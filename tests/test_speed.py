@@ -22,6 +22,7 @@ from harness._run import (
     stdio_pool,
     stop_stdio_pool,
 )
+from harness._run_suite import LEAN_PYTEST
 from harness.clients import ConnectOptions, ReferenceClient, StdioTarget
 from mock_servers import ScriptError, fixtures_root, read_transcript
 from mock_servers.stdio import StdioPool, stdio_command
@@ -225,8 +226,7 @@ def test_a_whole_run_gives_the_pinned_verdicts(tmp_path: Path) -> None:
             str(tmp_path / "pytest.ini"),
             "--rootdir",
             str(tmp_path),
-            "-p",
-            "no:cacheprovider",
+            *LEAN_PYTEST,
             "-q",
             "-n",
             "2",

@@ -22,7 +22,6 @@ from harness._run import (
     stdio_pool,
     stop_stdio_pool,
 )
-from harness._run_suite import LEAN_PYTEST
 from harness.clients import ConnectOptions, ReferenceClient, StdioTarget
 from mock_servers import ScriptError, fixtures_root, read_transcript
 from mock_servers.stdio import StdioPool, stdio_command
@@ -226,7 +225,8 @@ def test_a_whole_run_gives_the_pinned_verdicts(tmp_path: Path) -> None:
             str(tmp_path / "pytest.ini"),
             "--rootdir",
             str(tmp_path),
-            *LEAN_PYTEST,
+            "-p",
+            "no:cacheprovider",
             "-q",
             "-n",
             "2",

@@ -32,6 +32,7 @@ import pytest
 
 from harness._catalogue import CATALOGUE
 from harness._report import format_evidence
+from harness._run_suite import LEAN_PYTEST
 from harness.clients._contract import OPERATIONS
 from harness.protocol import HANDSHAKE_REVISIONS
 from harness.suite import SCENARIOS
@@ -462,8 +463,7 @@ def _run_in(
         "2",
         "--dist",
         "loadscope",
-        "-p",
-        "no:cacheprovider",
+        *LEAN_PYTEST,  # as `mcp-testbench run` runs the suite
         timeout=SUITE_BOUND,
     )
     deadline = time.monotonic() + 5.0

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from harness._run_suite import LEAN_PYTEST
+
 pytest_plugins = ["pytester"]
 
 BAD_CLIENTS = '''
@@ -85,8 +87,7 @@ def broken_factory():
 WHOLE_SUITE = [
     "--mcp-timeout=0.3",
     "--mcp-concurrency=4",
-    "-p",
-    "no:cacheprovider",
+    *LEAN_PYTEST,  # as `mcp-testbench run` runs the suite
     "-p",
     "xdist",
     "-n",

@@ -25,6 +25,7 @@ Withholding is what a conformant server does, so the run goes on (unlike the sen
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import marshal
 from collections.abc import Mapping
@@ -227,7 +228,8 @@ class _Templates:
                 frozen = marshal.dumps(template, 2)
                 sent = marshal.loads(frozen)
                 self._shared[key] = (origin, frozen, sent)
-                self._texts[id(sent)] = encode(sent)
+                with contextlib.suppress(ValueError):  # NaN: the writer's encode says so
+                    self._texts[id(sent)] = encode(sent)
         shared = self._shared[key]
         return _fill(template, request) if shared is None else shared[2]
 

@@ -22,6 +22,7 @@ from mock_servers._transcript import Transcript
 
 __all__ = [
     "MOCK_ERROR_EXIT",
+    "RESPONSE_MEMBERS",
     "SendGate",
     "jsonrpc_in_text",
     "minimal_result",
@@ -103,7 +104,8 @@ _VERDICTS_LIMIT = 4096
 # end of the run), so a repeated answer needs not even the key's text. The memo holds each
 # result it names, so no other object can take its id while the verdict stands.
 _SEEN_LIMIT = 256
-_RESPONSE_MEMBERS = frozenset(("jsonrpc", "id", "result"))
+RESPONSE_MEMBERS = ("jsonrpc", "id", "result")
+"""A plain response's members, in the order `Response.to_json` writes them."""
 
 
 def _verdict_key(
@@ -166,7 +168,7 @@ class SendGate:
         message: Mapping[str, Any], request_method: str | None
     ) -> tuple[int, str | None, type] | None:
         """The identity key of a plain response whose id is an integer or a string."""
-        if message.keys() != _RESPONSE_MEMBERS or message["jsonrpc"] != "2.0":
+        if tuple(message) != RESPONSE_MEMBERS or message["jsonrpc"] != "2.0":
             return None
         ident = message["id"]
         if type(ident) not in (int, str):  # bool, float, null: their own verdicts

@@ -49,7 +49,7 @@ from harness.protocol import (
     encode,
     is_stateless,
 )
-from mock_servers._conformance import SendGate, minimal_result, split_mark
+from mock_servers._conformance import RESPONSE_MEMBERS, SendGate, minimal_result, split_mark
 from mock_servers._patterns import match, matches
 from mock_servers._script import Script, Step, complete_stateless_result
 from mock_servers._transcript import Transcript
@@ -194,9 +194,6 @@ def _mentions_request(template: Any) -> bool:
     if isinstance(template, list):
         return any(map(_mentions_request, template))
     return False
-
-
-_RESPONSE_MEMBERS = ("jsonrpc", "id", "result")  # in the order Response.to_json writes them
 
 
 class _Templates:
@@ -426,10 +423,14 @@ class Engine:
         self.client_capabilities: dict[str, Any] = {}
         self.log_level: str | None = None  # set by logging/setLevel (before 2026-07-28)
 
-    def encode(self, message: Mapping[str, Any]) -> str:
-        """`message` as `harness.protocol.encode` writes it; a response carrying a shared
-        reply (see `_Templates`) reuses that reply's text, made once per run."""
-        if tuple(message) == _RESPONSE_MEMBERS and message["jsonrpc"] == "2.0":
+    def encode(self, message: Mapping[str, Any] | list[Any]) -> str:
+        """`message` (or a batch) as `harness.protocol.encode` writes it; a response
+        carrying a shared reply (see `_Templates`) reuses that reply's text, made once."""
+        if (
+            isinstance(message, Mapping)
+            and tuple(message) == RESPONSE_MEMBERS
+            and message["jsonrpc"] == "2.0"
+        ):
             text = self._templates.text_of(message["result"])
             ident = message["id"]
             # What json.dumps writes for these ids (an id with a lone surrogate, which would

@@ -77,7 +77,6 @@ from harness.protocol import (
     RequestId,
     Response,
     batches_allowed,
-    encode,
     parse,
 )
 from mock_servers._conformance import MOCK_ERROR_EXIT
@@ -363,39 +362,37 @@ class _LoopReader(ByteReceiveStream):
     def more_is_here(self) -> bool:
         """Whether more input (or its end) is already here: read now, kept for `receive`."""
         if self._ahead is None and not self._closed:
-            try:
-                self._ahead = os.read(self._fd, _CHUNK)
-            except BlockingIOError:
-                self._drained = True
-            except OSError:
-                self._ahead = b""
+            self._ahead = self._read_now(_CHUNK)
         return self._ahead is not None
 
     async def receive(self, max_bytes: int = _CHUNK) -> bytes:
         size = min(max_bytes, _CHUNK)
-        if self._ahead is not None:
-            data, self._ahead = self._ahead, None
-            if not data:
-                raise anyio.EndOfStream
-            return data
-        while True:
+        data, self._ahead = self._ahead, None
+        while data is None:
             if self._closed:
                 raise anyio.ClosedResourceError
             if self._drained:
                 # The last read emptied the pipe. A client mostly waits for the answer before
                 # it writes again, so a read now would only fail: wait first.
                 await anyio.wait_readable(self._fd)
-            try:
-                data = os.read(self._fd, size)
-            except BlockingIOError:
-                self._drained = True
-                continue
-            except OSError:
-                data = b""
-            if not data:
-                raise anyio.EndOfStream
-            self._drained = len(data) < size
-            return data
+            data = self._read_now(size)
+        if len(data) > size:  # read ahead in a larger piece
+            data, self._ahead = data[:size], data[size:]
+        if not data:
+            raise anyio.EndOfStream
+        return data
+
+    def _read_now(self, size: int) -> bytes | None:
+        """What the pipe holds (b"": its end), or None when nothing is there yet."""
+        try:
+            data = os.read(self._fd, size)
+        except BlockingIOError:
+            self._drained = True
+            return None
+        except OSError:
+            return b""
+        self._drained = len(data) < size
+        return data
 
     async def aclose(self) -> None:
         if not self._closed:
@@ -807,13 +804,16 @@ class _StdioServer:
         ):
             return False
         as_json = response.to_json()
-        where = f"{delivery.origin}: the response to request {request.id!r}"
-        if not self.engine.gate.admit(
-            as_json, where=where, request_method=request.method, violation=delivery.violation
-        ):
+        text = self._admitted_text(
+            as_json,
+            where=f"{delivery.origin}: the response to request {request.id!r}",
+            request_method=request.method,
+            violation=delivery.violation,
+        )
+        if text is None:
             self._start_reply(self._mock_error)
             return True
-        data = self.engine.encode(as_json).encode("utf-8") + b"\n"
+        data = text.encode("utf-8") + b"\n"
         # Recorded before the write, as in `_write`.
         self.transcript.record("message", direction="server", message=as_json, channel="stdio")
         try:
@@ -960,14 +960,16 @@ class _StdioServer:
     ) -> None:
         """Write one message (or a batch whose members were `checked`) after the send gate."""
         as_json = value.to_json() if not isinstance(value, (Mapping, list)) else value
-        if not checked and not isinstance(as_json, list):
-            admitted = self.engine.gate.admit(
-                as_json, where=where, request_method=request_method, violation=violation
-            )
-            if not admitted:
-                await self._mock_error()
-                return
-        text = self.engine.encode(as_json) if isinstance(as_json, Mapping) else encode(as_json)
+        text = self._admitted_text(
+            as_json,
+            where=where,
+            request_method=request_method,
+            violation=violation,
+            checked=checked,
+        )
+        if text is None:
+            await self._mock_error()
+            return
         async with self._write_lock:
             if self._hung:
                 self._note("the server hangs: nothing more is written")
@@ -985,6 +987,25 @@ class _StdioServer:
                     "note", text="the server hangs: it answers nothing from now on"
                 )
                 self._hung = True
+
+    def _admitted_text(
+        self,
+        as_json: Mapping[str, Any] | list[Any],
+        *,
+        where: str,
+        request_method: str | None,
+        violation: str | None,
+        checked: bool = False,
+    ) -> str | None:
+        """The line to write, once the send gate admitted it (a batch's members were
+        `checked` one by one); None: refused, and recorded as a `mock_error`."""
+        if not checked and not isinstance(as_json, list):
+            admitted = self.engine.gate.admit(
+                as_json, where=where, request_method=request_method, violation=violation
+            )
+            if not admitted:
+                return None
+        return self.engine.encode(as_json)
 
     async def _mock_error(self) -> None:
         """End the run after the gate refused a message: the harness's fault, not the client's."""

@@ -19,7 +19,6 @@ import importlib
 import json
 import shlex
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +28,7 @@ if TYPE_CHECKING:
     from harness._baseline import Baseline
     from harness._catalogue import Check
     from harness._run import Scenario, ScenarioRun
+    from harness._run_window import RunWindow
     from harness._verdicts import Verdict
     from harness.clients._contract import McpClient
 
@@ -44,6 +44,14 @@ _STASH_BASELINE: pytest.StashKey[Baseline | None] = pytest.StashKey()
 _STASH_SELECT: pytest.StashKey[list[str]] = pytest.StashKey()
 _STASH_FACTORY: pytest.StashKey[Callable[[], McpClient]] = pytest.StashKey()
 _STASH_GROUPS: pytest.StashKey[dict[str, list[McpRun]]] = pytest.StashKey()
+_STASH_WINDOW: pytest.StashKey[RunWindow[ScenarioRun]] = pytest.StashKey()
+_UNIT_RUNS = 16
+"""Scenario runs in one unit of pytest-xdist's work: enough that the window has other
+runs to carry out while one waits out a bound, few enough that the workers end together."""
+_UNIT_INPUT = "mcp_testbench_unit_runs"
+_STALE_RUN = 2.0
+"""Seconds after which a run stops holding a place in the window: a run that has not ended
+by then is waiting (a behaving client's slowest operation took 0.42 s in a loaded run)."""
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -87,9 +95,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         type=int,
         default=None,
         metavar="N",
-        help="scenario runs carried out at once in each pytest process (default: "
+        help="scenario runs working at once in each pytest process (default: "
         f"{_CONCURRENT_RUNS} for a driver, whose runs each have a driver process, and for a "
-        "client whose factory declares `concurrent_instances = True`; otherwise 1)",
+        "client whose factory declares `concurrent_instances = True`; otherwise 1); above 1, "
+        "runs waiting out a bound let others start, up to twice N",
     )
     group.addoption(
         "--mcp-baseline",
@@ -208,6 +217,9 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     if _STASH_RUNS in config.stash:  # the plugin was active: end the stdio mock pool
         from harness._run import stop_stdio_pool
 
+        window = config.stash.get(_STASH_WINDOW, None)
+        if window is not None:  # runs started ahead of an `-x` stop end before the pool
+            window.close()
         stop_stdio_pool()
         # Every run's transcript and operations, no longer needed: pytest's clean-up after
         # this hook collects garbage several times over, and each pass walks all of them.
@@ -493,15 +505,14 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """Under pytest-xdist, the items of one scenario run go to one worker (as with
     `--dist loadscope`), without any flag: a run is one mock server and one client
     session, and its items are judged from it, so spreading them over workers would run
-    the scenario once per worker. With `_concurrent_runs` above 1 the unit is a group of
-    runs (`_run_groups`), which the worker carries out at once. Only xdist's default
-    distribution is replaced; an explicit other `--dist` mode is left as asked (and then
-    each process carries out one run at a time)."""
+    the scenario once per worker. When a process carries out several runs at once
+    (`_concurrent_runs`), the unit is `_UNIT_RUNS` consecutive runs (`_run_groups`), which
+    the worker's window carries out. Only xdist's default distribution is replaced; an
+    explicit other `--dist` mode is left as asked (and then each process carries out one
+    run at a time)."""
     if not _active(config) or config.getvalue("dist") != "load":
         return None
     from xdist.scheduler import LoadScopeScheduling  # type: ignore[import-untyped]
-
-    size = _concurrent_runs(config)
 
     class RunGroupScheduling(LoadScopeScheduling):  # type: ignore[misc]
         """LoadScope whose scope is a run's group: the same groups as the workers make."""
@@ -512,15 +523,17 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
             scope = str(super()._split_scope(nodeid))
             if self.groups is None:
                 collection: list[str] = next(iter(self.registered_collections.values()), [])
-                self.groups = _run_groups(_run_ids(collection), size)
+                self.groups = _run_groups(_run_ids(collection), _UNIT_RUNS)
             group = self.groups.get(scope)
             return scope if group is None else f"{_SUITE}::group {group}"
 
-    return RunGroupScheduling(config, log) if size > 1 else LoadScopeScheduling(config, log)
+    if _concurrent_runs(config) > 1:
+        return RunGroupScheduling(config, log)
+    return LoadScopeScheduling(config, log)
 
 
 def _concurrent_runs(config: pytest.Config) -> int:
-    """How many scenario runs one pytest process carries out at once: --mcp-concurrency,
+    """How many scenario runs one pytest process keeps working at once: --mcp-concurrency,
     else _CONCURRENT_RUNS for a driver (each run has a driver process of its own) and for
     a factory that declares `concurrent_instances = True` (the reference client), else 1:
     an unknown client may keep state that two sessions in one process would share."""
@@ -535,7 +548,8 @@ def _concurrent_runs(config: pytest.Config) -> int:
 
 def _run_groups(run_ids: Iterable[str], size: int) -> dict[str, int]:
     """Each run's group: consecutive runs in collection order, `size` to a group (runs of
-    one scenario are neighbours, so their scripted waits overlap)."""
+    one scenario are neighbours: when a client makes one wait out a bound, it often makes
+    its neighbours do the same, and their waits overlap in the window)."""
     groups: dict[str, int] = {}
     for run_id in run_ids:
         groups.setdefault(run_id, len(groups) // size)
@@ -549,15 +563,25 @@ def _run_ids(nodeids: Iterable[str]) -> Iterator[str]:
             yield nodeid.rsplit("::", 1)[0]
 
 
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """Tells each pytest-xdist worker how many consecutive runs make one unit of its work:
+    the plugin scheduler's `_UNIT_RUNS`, else 1 (a worker cannot see the controller's
+    `--dist`: xdist sets the worker's own to "no")."""
+    config = node.config
+    if _active(config):
+        ours = config.getvalue("dist") == "load" and _concurrent_runs(config) > 1
+        node.workerinput[_UNIT_INPUT] = _UNIT_RUNS if ours else 1
+
+
 def _group_of(run_node: McpRun) -> list[McpRun]:
-    """The runs carried out together with `run_node` (itself included), in collection
-    order: its group when runs are grouped (no xdist, or the plugin's scheduler), else
-    itself alone. The same groups as the scheduler's: both number the collected runs."""
+    """The runs handed to the window together with `run_node` (itself included), in
+    collection order: its unit of work under pytest-xdist (`pytest_configure_node`), every
+    run of the session without xdist. Worker and scheduler make the same units: both
+    number the collected runs."""
     config = run_node.config
-    if config.getoption("dist", "no") not in ("no", "load"):
-        return [run_node]
-    size = _concurrent_runs(config)
-    if size == 1:
+    worker_input = getattr(config, "workerinput", None)
+    if _concurrent_runs(config) == 1:
         return [run_node]
     by_run = config.stash.get(_STASH_GROUPS, None)
     if by_run is None:
@@ -565,12 +589,26 @@ def _group_of(run_node: McpRun) -> list[McpRun]:
         for item in run_node.session.items:
             if isinstance(item, McpCheckItem) and isinstance(item.parent, McpRun):
                 nodes.setdefault(item.parent.nodeid, item.parent)
-        numbers = _run_groups(nodes, size)
+        size = len(nodes) if worker_input is None else int(worker_input.get(_UNIT_INPUT, 1))
+        numbers = _run_groups(nodes, max(1, size))
         members: dict[int, list[McpRun]] = {}
         for nodeid, node in nodes.items():
             members.setdefault(numbers[nodeid], []).append(node)
         by_run = config.stash[_STASH_GROUPS] = {n: members[numbers[n]] for n in nodes}
     return by_run.get(run_node.nodeid, [run_node])
+
+
+def _window(config: pytest.Config) -> RunWindow[ScenarioRun]:
+    """This process's run window, made on first use; `pytest_unconfigure` closes it."""
+    from harness._run_window import RunWindow
+
+    window = config.stash.get(_STASH_WINDOW, None)
+    if window is None:
+        width = _concurrent_runs(config)
+        # One client at a time stays one at a time: no run starts beside a stale one.
+        cap, stale = (width, float("inf")) if width == 1 else (2 * width, _STALE_RUN)
+        window = config.stash[_STASH_WINDOW] = RunWindow(width, cap=cap, stale=stale)
+    return window
 
 
 # -- running one check ------------------------------------------------------------------------
@@ -589,23 +627,19 @@ def _run_check(mcp_client_factory: Callable[[], McpClient], request: pytest.Fixt
     runs = config.stash[_STASH_RUNS]
     key = run_node.key
     if key not in runs:
-        pending = [node for node in _group_of(run_node) if node.key not in runs]
         timeout = config.getoption("mcp_timeout")
+        window = _window(config)
 
-        def carry_out(node: McpRun) -> ScenarioRun:
-            return execute(
+        def carry_out(node: McpRun) -> Callable[[], ScenarioRun]:
+            return lambda: execute(
                 node.scenario, node.revision, node.transport, mcp_client_factory, op_timeout=timeout
             )
 
-        if len(pending) == 1:
-            runs[key] = carry_out(run_node)
-        else:
-            # Each run is bounded in time on its own (execute never raises, never hangs),
-            # in a thread of its own, on an event loop of its own.
-            name = "mcp-testbench runs"
-            with ThreadPoolExecutor(len(pending), thread_name_prefix=name) as threads:
-                for node, done in zip(pending, threads.map(carry_out, pending), strict=True):
-                    runs[node.key] = done
+        # Each run is bounded in time on its own (execute never raises, never hangs), in a
+        # thread of its own, on an event loop of its own.
+        for node in _group_of(run_node):
+            window.submit(node.key, carry_out(node))
+        runs[key] = window.submit(key, carry_out(run_node)).result()
     run = runs[key]
     verdict = judge(item.mcp_check, run)
     item.mcp_verdict = verdict

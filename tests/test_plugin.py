@@ -245,9 +245,13 @@ def test_xdist_runs_the_suite_and_reports_from_workers(pytester: pytest.Pytester
     assert len(_results(report)) == outcomes.get("passed", 0) + outcomes.get("skipped", 0)
 
 
-def test_xdist_runs_each_scenario_once_without_any_flag(pytester: pytest.Pytester) -> None:
+@pytest.mark.parametrize("dist", [[], ["--dist", "loadscope"]], ids=["no flag", "loadscope"])
+def test_xdist_runs_each_scenario_once(pytester: pytest.Pytester, dist: list[str]) -> None:
     """Plain `-n 2`: the items of one scenario run stay together on one worker, so the
-    client is created once per run, not once per worker that got one of its items."""
+    client is created once per run, not once per worker that got one of its items. Under
+    an explicit `--dist`, where xdist schedules, a worker carries out only its own runs
+    (xdist tells a worker its `--dist` is "no": the plugin must not guess units from it).
+    Several runs at once in a worker change neither."""
     created = pytester.path / "created.txt"
     pytester.makepyfile(
         counting=f"""
@@ -267,8 +271,10 @@ def make_client():
         *NARROW,
         "-n",
         "2",
+        *dist,
+        "--mcp-concurrency=2",  # units of several runs, carried out in a window
         "-k",
-        "tools",
+        "tools or features",
         f"--mcp-report={report}",
     )
     assert result.ret == 0, result.stdout.str()
@@ -280,9 +286,10 @@ def make_client():
 def test_concurrent_runs_overlap_in_a_worker_and_each_scenario_still_runs_once(
     pytester: pytest.Pytester,
 ) -> None:
-    """--mcp-concurrency 2 under xdist: the scheduler hands a worker runs in groups of
-    two and the worker carries a group out at once; both sides make the same groups, so
-    each run is carried out once, and never more than two at a time in one process."""
+    """--mcp-concurrency 2 under xdist: the scheduler hands a worker units of runs and the
+    worker's window keeps two of them going; both sides make the same units, so each run is
+    carried out once, and runs that end in under 2 s are never more than two at a time in
+    one process (a run goes on holding its place until then)."""
     log = pytester.path / "clients.txt"
     pytester.makepyfile(
         counting=f"""

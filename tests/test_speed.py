@@ -1,5 +1,6 @@
 """Speed work that must not change behaviour: the stdio mock pool, the provoked time-outs,
-and the verdicts of a whole run (pinned), judged on behaviour, never on times."""
+the run window, and the verdicts of a whole run (pinned), judged on behaviour, never on
+times."""
 
 from __future__ import annotations
 
@@ -8,7 +9,9 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +25,7 @@ from harness._run import (
     stdio_pool,
     stop_stdio_pool,
 )
+from harness._run_window import RunWindow
 from harness.clients import ConnectOptions, ReferenceClient, StdioTarget
 from mock_servers import ScriptError, fixtures_root, read_transcript
 from mock_servers.stdio import StdioPool, stdio_command
@@ -260,3 +264,116 @@ def test_a_whole_run_gives_the_pinned_verdicts(tmp_path: Path) -> None:
         + "; if the suite changed on purpose, regenerate it with UPDATE_PINNED_VERDICTS=1"
     )
     assert done.returncode == 0, done.stdout[-3000:]
+
+
+# -- the run window: runs keep the cores busy, never more than asked --------------------------
+
+
+class _Jobs:
+    """Jobs that each block until released, and a record of how many ran at once."""
+
+    def __init__(self) -> None:
+        self.changed = threading.Condition()
+        self.running: set[int] = set()
+        self.started: list[int] = []
+        self.most = 0
+        self.release: dict[int, threading.Event] = {}
+
+    def job(self, number: int) -> Callable[[], int]:
+        self.release[number] = threading.Event()
+
+        def body() -> int:
+            with self.changed:
+                self.running.add(number)
+                self.started.append(number)
+                self.most = max(self.most, len(self.running))
+                self.changed.notify_all()
+            assert self.release[number].wait(WAIT), f"job {number} was never released"
+            with self.changed:
+                self.running.discard(number)
+            return number
+
+        return body
+
+    def until(self, what: Callable[[], bool], bound: float = WAIT) -> bool:
+        with self.changed:
+            return self.changed.wait_for(what, bound)
+
+
+def test_the_window_keeps_width_runs_going_in_the_order_given() -> None:
+    jobs = _Jobs()
+    window: RunWindow[int] = RunWindow(2, cap=4, stale=float("inf"))
+    try:
+        futures = [window.submit(n, jobs.job(n)) for n in range(6)]
+        assert jobs.until(lambda: len(jobs.running) == 2), jobs.started
+        # Two working: a third must not start (a bounded look for it).
+        assert not jobs.until(lambda: len(jobs.running) > 2, 0.3), jobs.started
+        for n in range(6):
+            # Each end lets exactly the next one in.
+            assert jobs.until(lambda n=n: jobs.running == {n, n + 1} - {6}), jobs.started
+            jobs.release[n].set()
+            assert futures[n].result(WAIT) == n
+        assert jobs.started == list(range(6))
+        assert jobs.most == 2
+    finally:
+        window.close()
+
+
+def test_a_run_still_going_after_stale_seconds_lets_the_next_start_up_to_the_cap() -> None:
+    """A run that has not ended is waiting, not working: the next starts beside it, but
+    never more than `cap` at once, however long they all wait."""
+    jobs = _Jobs()
+    window: RunWindow[int] = RunWindow(1, cap=2, stale=0.05)
+    try:
+        futures = [window.submit(n, jobs.job(n)) for n in range(3)]
+        assert jobs.until(lambda: jobs.running == {0, 1}), jobs.started  # 1 beside stale 0
+        # Both stale, the cap reached: the third must not start (a bounded look for it).
+        assert not jobs.until(lambda: 2 in jobs.running, 0.5), jobs.started
+        jobs.release[1].set()
+        assert jobs.until(lambda: 2 in jobs.running), jobs.started
+        for n in (0, 2):
+            jobs.release[n].set()
+        assert [f.result(WAIT) for f in futures] == [0, 1, 2]
+        assert jobs.most == 2
+    finally:
+        window.close()
+
+
+def test_the_window_carries_out_a_key_once_and_hands_on_what_a_job_raised() -> None:
+    calls: list[str] = []
+
+    def fails() -> int:
+        calls.append("fails")
+        raise RuntimeError("the harness's own fault")
+
+    window: RunWindow[int] = RunWindow(2, cap=2, stale=1.0)
+    try:
+        first = window.submit("a", fails)
+        assert window.submit("a", fails) is first
+        with pytest.raises(RuntimeError, match="the harness's own fault"):
+            first.result(WAIT)
+        assert calls == ["fails"]
+    finally:
+        window.close()
+
+
+def test_closing_the_window_drops_what_has_not_started_and_waits_for_what_has() -> None:
+    jobs = _Jobs()
+    window: RunWindow[int] = RunWindow(1, cap=1, stale=float("inf"))
+    futures = [window.submit(n, jobs.job(n)) for n in range(3)]
+    assert jobs.until(lambda: jobs.running == {0})
+    closing = threading.Thread(target=window.close)
+    closing.start()
+    dropped = [threading.Event() for _ in futures[1:]]
+    for future, event in zip(futures[1:], dropped, strict=True):
+        future.add_done_callback(lambda _, event=event: event.set())
+    assert all(event.wait(WAIT) for event in dropped)
+    assert all(future.cancelled() for future in futures[1:])
+    assert closing.is_alive()  # still waiting for the run under way
+    jobs.release[0].set()
+    closing.join(WAIT)
+    assert not closing.is_alive()
+    assert futures[0].result(0) == 0
+    assert jobs.started == [0]
+    with pytest.raises(RuntimeError, match="closed"):
+        window.submit(9, jobs.job(9))

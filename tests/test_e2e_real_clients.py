@@ -461,9 +461,7 @@ def _run_in(
         "--mcp-timeout=5",
         "-n",
         "2",
-        "--dist",
-        "loadscope",
-        *LEAN_PYTEST,  # as `mcp-testbench run` runs the suite
+        *LEAN_PYTEST,  # as `mcp-testbench run` runs the suite (the plugin's own scheduling)
         timeout=SUITE_BOUND,
     )
     deadline = time.monotonic() + 5.0

@@ -206,6 +206,28 @@ class GetRefusalIsFatal(ReferenceClient):
     _http_transport = _GetRefusalIsFatal
 
 
+class _GetRefusalIsFatalLate(HttpTransport):
+    refused = False
+
+    async def _get(self, last_event_id: str | None) -> httpx.Response | None:
+        response = await super()._get(last_event_id)
+        self.refused = self.refused or response is None
+        return response
+
+    async def send(self, message: Mapping[str, Any], headers: Mapping[str, str]) -> None:
+        await super().send(message, headers)
+        if self.refused:  # it notices the refusal only now, a request later
+            self._sink.fail(None, ClientError("transport", "the server refused the GET stream"))
+
+
+class GetRefusalIsFatalLate(ReferenceClient):
+    """HT-6: takes a 405 on the GET stream for the end of the session, but only after the
+    request that follows it has been answered (a client that reads the refusal late): one
+    tools/list after the 405 still works, the next does not."""
+
+    _http_transport = _GetRefusalIsFatalLate
+
+
 async def _choke_on_202(response: httpx.Response) -> None:
     if response.status_code == 202:
         raise httpx.DecodingError("expected a JSON body", request=response.request)
@@ -435,6 +457,11 @@ CASES = {
     ),
     "get-refusal-is-fatal": Case(
         GetRefusalIsFatal,
+        ("http-get-405", "2025-06-18", "http"),
+        {"http.get-405-tolerated": "FAIL"},
+    ),
+    "get-refusal-is-fatal-late": Case(
+        GetRefusalIsFatalLate,
         ("http-get-405", "2025-06-18", "http"),
         {"http.get-405-tolerated": "FAIL"},
     ),

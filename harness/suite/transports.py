@@ -896,17 +896,22 @@ def _saw_get_refused(entries: Entries) -> bool:
 )
 def get_405_tolerated(run: ScenarioRun) -> Verdict:
     get, refusal = _get_refused(run)
-    listing = run.operation("list_tools")
-    if (unjudged := crashed(listing)) is not None:
-        return unjudged
-    evidence = [get, refusal, *op_evidence(listing)]
+    listings = [o for o in run.operations if o.op == "list_tools"]
+    for listing in listings:
+        if (unjudged := crashed(listing)) is not None:
+            return unjudged
+    evidence = [get, refusal, *op_evidence(*listings)]
     listed = [r for r in run.requests("tools/list") if _seq(r) > _seq(refusal)]
-    if listing is None or (listing.ok and not listed):
+    if not listings or (all(o.ok for o in listings) and not listed):
         return not_applicable("no tools/list went out after the GET was refused", evidence)
-    if not same_json(_tool_names(listing), ["add"]):
-        return fail(f"after the GET stream was refused, list_tools {surfaced(listing)}", evidence)
+    for listing in listings:
+        if not same_json(_tool_names(listing), ["add"]):
+            return fail(
+                f"after the GET stream was refused, list_tools {surfaced(listing)}", evidence
+            )
     return passed(
-        "the GET got 405 and the session went on: tools/list worked", [*evidence, listed[0]]
+        f"the GET got 405 and the session went on: tools/list worked ({len(listings)} times)",
+        [*evidence, listed[0]],
     )
 
 
@@ -996,6 +1001,9 @@ async def connect_wait_list(session: Session) -> None:
         return
     # The client MAY open a GET stream; if it does, tools/list goes out after the 405.
     await session.until("a GET stream refused with 405", _saw_get_refused, bound=MAY_HAPPEN_BOUND)
+    # Twice: the mock records the 405 as it sends it, so the first tools/list may go out
+    # before the client has read the refusal; a round trip later, it has.
+    await session.call("list_tools")
     await session.call("list_tools")
 
 

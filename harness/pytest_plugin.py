@@ -506,7 +506,7 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     `--dist loadscope`), without any flag: a run is one mock server and one client
     session, and its items are judged from it, so spreading them over workers would run
     the scenario once per worker. When a process carries out several runs at once
-    (`_concurrent_runs`), the unit is `_UNIT_RUNS` consecutive runs (`_run_groups`), which
+    (`_concurrent_runs`), the unit is up to `_UNIT_RUNS` consecutive runs (`_run_groups`), which
     the worker's window carries out. Only xdist's default distribution is replaced; an
     explicit other `--dist` mode is left as asked (and then each process carries out one
     run at a time)."""
@@ -523,7 +523,9 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
             scope = str(super()._split_scope(nodeid))
             if self.groups is None:
                 collection: list[str] = next(iter(self.registered_collections.values()), [])
-                self.groups = _run_groups(_run_ids(collection), _UNIT_RUNS)
+                run_ids = list(dict.fromkeys(_run_ids(collection)))
+                workers = len(self.registered_collections)
+                self.groups = _run_groups(run_ids, _unit_size(len(run_ids), workers))
             group = self.groups.get(scope)
             return scope if group is None else f"{_SUITE}::group {group}"
 
@@ -546,6 +548,12 @@ def _concurrent_runs(config: pytest.Config) -> int:
     return _CONCURRENT_RUNS if getattr(factory, "concurrent_instances", False) is True else 1
 
 
+def _unit_size(runs: int, workers: int) -> int:
+    """Runs per unit of xdist work: `_UNIT_RUNS`, fewer when a selection is small, so that
+    each worker still gets about two units (ten runs on two workers: units of three)."""
+    return max(1, min(_UNIT_RUNS, -(-runs // (2 * max(1, workers)))))
+
+
 def _run_groups(run_ids: Iterable[str], size: int) -> dict[str, int]:
     """Each run's group: consecutive runs in collection order, `size` to a group (runs of
     one scenario are neighbours: when a client makes one wait out a bound, it often makes
@@ -565,13 +573,14 @@ def _run_ids(nodeids: Iterable[str]) -> Iterator[str]:
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_configure_node(node: Any) -> None:
-    """Tells each pytest-xdist worker how many consecutive runs make one unit of its work:
-    the plugin scheduler's `_UNIT_RUNS`, else 1 (a worker cannot see the controller's
-    `--dist`: xdist sets the worker's own to "no")."""
+    """Tells each pytest-xdist worker whether the plugin's scheduler hands out units of
+    several runs (`_unit_size`, which both sides work out from the same collection and
+    worker count); if not, a unit is one run. A worker cannot see the controller's
+    `--dist`: xdist sets the worker's own to "no"."""
     config = node.config
     if _active(config):
         ours = config.getvalue("dist") == "load" and _concurrent_runs(config) > 1
-        node.workerinput[_UNIT_INPUT] = _UNIT_RUNS if ours else 1
+        node.workerinput[_UNIT_INPUT] = ours
 
 
 def _group_of(run_node: McpRun) -> list[McpRun]:
@@ -589,7 +598,12 @@ def _group_of(run_node: McpRun) -> list[McpRun]:
         for item in run_node.session.items:
             if isinstance(item, McpCheckItem) and isinstance(item.parent, McpRun):
                 nodes.setdefault(item.parent.nodeid, item.parent)
-        size = len(nodes) if worker_input is None else int(worker_input.get(_UNIT_INPUT, 1))
+        if worker_input is None:
+            size = len(nodes)  # no xdist: one window for the whole session
+        elif worker_input.get(_UNIT_INPUT):
+            size = _unit_size(len(nodes), int(worker_input["workercount"]))
+        else:
+            size = 1
         numbers = _run_groups(nodes, max(1, size))
         members: dict[int, list[McpRun]] = {}
         for nodeid, node in nodes.items():

@@ -711,3 +711,12 @@ def test_baseline_entry_for_a_passing_fake_check_is_stale(pytester: pytest.Pytes
     result = _every_status(pytester, "-k", "pass", base)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     assert "XPASS(strict)" in result.stdout.str()
+
+
+def test_a_small_selection_still_gives_each_worker_about_two_units() -> None:
+    from harness.pytest_plugin import _unit_size
+
+    assert _unit_size(299, 2) == 16  # the whole suite: full units
+    assert _unit_size(10, 2) == 3  # ten runs on two workers: four units
+    assert _unit_size(1, 4) == 1
+    assert _unit_size(0, 2) == 1

@@ -529,9 +529,11 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
             group = self.groups.get(scope)
             return scope if group is None else f"{_SUITE}::group {group}"
 
-    if _concurrent_runs(config) > 1:
-        return RunGroupScheduling(config, log)
-    return LoadScopeScheduling(config, log)
+    return (
+        RunGroupScheduling(config, log)
+        if _units_in_use(config)
+        else LoadScopeScheduling(config, log)
+    )
 
 
 def _concurrent_runs(config: pytest.Config) -> int:
@@ -546,6 +548,12 @@ def _concurrent_runs(config: pytest.Config) -> int:
         return _CONCURRENT_RUNS
     factory = config.stash.get(_STASH_FACTORY, None)
     return _CONCURRENT_RUNS if getattr(factory, "concurrent_instances", False) is True else 1
+
+
+def _units_in_use(config: pytest.Config) -> bool:
+    """Whether the plugin's xdist scheduler hands out units of several runs: under xdist's
+    default distribution, for a client whose runs may overlap."""
+    return config.getvalue("dist") == "load" and _concurrent_runs(config) > 1
 
 
 def _unit_size(runs: int, workers: int) -> int:
@@ -577,10 +585,8 @@ def pytest_configure_node(node: Any) -> None:
     several runs (`_unit_size`, which both sides work out from the same collection and
     worker count); if not, a unit is one run. A worker cannot see the controller's
     `--dist`: xdist sets the worker's own to "no"."""
-    config = node.config
-    if _active(config):
-        ours = config.getvalue("dist") == "load" and _concurrent_runs(config) > 1
-        node.workerinput[_UNIT_INPUT] = ours
+    if _active(node.config):
+        node.workerinput[_UNIT_INPUT] = _units_in_use(node.config)
 
 
 def _group_of(run_node: McpRun) -> list[McpRun]:
@@ -604,7 +610,7 @@ def _group_of(run_node: McpRun) -> list[McpRun]:
             size = _unit_size(len(nodes), int(worker_input["workercount"]))
         else:
             size = 1
-        numbers = _run_groups(nodes, max(1, size))
+        numbers = _run_groups(nodes, size)
         members: dict[int, list[McpRun]] = {}
         for nodeid, node in nodes.items():
             members.setdefault(numbers[nodeid], []).append(node)
@@ -651,9 +657,10 @@ def _run_check(mcp_client_factory: Callable[[], McpClient], request: pytest.Fixt
 
         # Each run is bounded in time on its own (execute never raises, never hangs), in a
         # thread of its own, on an event loop of its own.
-        for node in _group_of(run_node):
-            window.submit(node.key, carry_out(node))
-        runs[key] = window.submit(key, carry_out(run_node)).result()
+        futures = {
+            node.key: window.submit(node.key, carry_out(node)) for node in _group_of(run_node)
+        }
+        runs[key] = futures[key].result()
     run = runs[key]
     verdict = judge(item.mcp_check, run)
     item.mcp_verdict = verdict

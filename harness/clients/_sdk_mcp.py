@@ -34,6 +34,7 @@ import contextlib
 import functools
 import importlib.util
 import re
+import ssl
 import warnings
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, suppress
@@ -296,6 +297,18 @@ def sampling_result(
         return mcp_types.CreateMessageResultWithTools.model_validate(dict(handlers.sampling))
 
 
+@functools.cache
+def _tls_context() -> ssl.SSLContext:
+    """httpx2's default TLS context (its root certificates, or SSL_CERT_FILE / SSL_CERT_DIR
+    as set when first needed), made once per process for the HTTP clients of the adapter's
+    own making, as an application that opens many sessions would: making one parses every
+    root certificate, about 30 ms of CPU per session. The SDK's own clients are left as the
+    SDK makes them."""
+    import httpx2
+
+    return httpx2.create_ssl_context()
+
+
 @asynccontextmanager
 async def _http_client_of_our_own(
     url: str, headers: Mapping[str, str], auth: OAuthClientProvider | None
@@ -303,11 +316,16 @@ async def _http_client_of_our_own(
     # The SDK's way to send extra headers or to authorize: an HTTP client of the
     # application's making, passed in (and then closed by the caller). Only used when the
     # harness asks for headers or authorization.
+    import httpx2
     from mcp.client.streamable_http import streamable_http_client
-    from mcp.shared._httpx_utils import create_mcp_http_client
+    from mcp.shared._httpx_utils import MCP_DEFAULT_SSE_READ_TIMEOUT, MCP_DEFAULT_TIMEOUT
 
+    # What the SDK's create_mcp_http_client makes (its time-outs), with the shared TLS context.
+    timeout = httpx2.Timeout(MCP_DEFAULT_TIMEOUT, read=MCP_DEFAULT_SSE_READ_TIMEOUT)
     async with (
-        create_mcp_http_client(headers=dict(headers), auth=auth) as http_client,
+        httpx2.AsyncClient(
+            headers=dict(headers), auth=auth, timeout=timeout, verify=_tls_context()
+        ) as http_client,
         streamable_http_client(url, http_client=http_client) as streams,
     ):
         yield streams
@@ -331,7 +349,7 @@ class HeadlessBrowser:
     async def redirect_handler(self, authorization_url: str) -> None:
         import httpx2
 
-        async with httpx2.AsyncClient(follow_redirects=False) as http:
+        async with httpx2.AsyncClient(follow_redirects=False, verify=_tls_context()) as http:
             response = await http.get(authorization_url)
         location = response.headers.get("location")
         if location is None:

@@ -260,8 +260,12 @@ class Session:
         ok = False
         if self.watch is not None and await self._reachable(standalone, limit):
             ok = await self.watch.until(seen, limit - (time.monotonic() - start))
-        self.waits.append({"wait": what, "seen": ok, "seconds": round(time.monotonic() - start, 3)})
+        self._waited(what, ok, start, limit)
         return ok
+
+    def _waited(self, what: str, seen: bool, start: float, bound: float) -> None:
+        seconds = round(time.monotonic() - start, 3)
+        self.waits.append({"wait": what, "seen": seen, "seconds": seconds, "bound": bound})
 
     async def _reachable(self, standalone: bool, limit: float) -> bool:
         """Whether a message the server sends outside any request can reach the client.
@@ -298,7 +302,7 @@ class Session:
         with anyio.move_on_after(max(0.0, remaining)):
             while not (ok := seen(self.events)):
                 await self._surfaced.wait()
-        self.waits.append({"wait": what, "seen": ok, "seconds": round(time.monotonic() - start, 3)})
+        self._waited(what, ok, start, limit)
         return ok
 
     async def call(self, op: str, /, *args: Any, **kwargs: Any) -> Operation:
@@ -397,6 +401,11 @@ class Scenario:
     local_answers: frozenset[str] = frozenset()
     """Operations the client may rightly answer without a request (a list the server
     declared no capability for): no root cause when it does."""
+    waits_on_the_client: bool = False
+    """The drive waits, up to the run's time-out, for something the client does on its own
+    (answers a server request, listens again, restarts its server): a client that never
+    does it makes the run last the whole time-out. A process starts such runs before its
+    others, so that those waits overlap the rest of its work instead of ending it."""
 
     def load(self) -> Script:
         return _load(fixtures_root() / self.script)

@@ -46,9 +46,13 @@ _STASH_FACTORY: pytest.StashKey[Callable[[], McpClient]] = pytest.StashKey()
 _STASH_GROUPS: pytest.StashKey[dict[str, list[McpRun]]] = pytest.StashKey()
 _STASH_WINDOW: pytest.StashKey[RunWindow[ScenarioRun]] = pytest.StashKey()
 _UNIT_RUNS = 16
-"""Scenario runs in one unit of pytest-xdist's work: enough that the window has other
-runs to carry out while one waits out a bound, few enough that the workers end together."""
+"""Scenario runs in one unit of pytest-xdist's work, the units being dealt out to the
+workers in turn: neighbouring runs (a scenario's revisions and transports) stay together,
+and each worker still gets a mix of the suite's scenarios."""
 _UNIT_INPUT = "mcp_testbench_unit_runs"
+_SHARE_INPUT = "mcp_testbench_share"
+_GROUP_SCOPE = f"{_SUITE}::group "
+_STASH_POSITIONS: pytest.StashKey[list[str]] = pytest.StashKey()
 _STALE_RUN = 2.0
 """Seconds after which a run stops holding a place in the window: a run that has not ended
 by then is waiting (a behaving client's slowest operation took 0.42 s in a loaded run)."""
@@ -506,16 +510,19 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     `--dist loadscope`), without any flag: a run is one mock server and one client
     session, and its items are judged from it, so spreading them over workers would run
     the scenario once per worker. When a process carries out several runs at once
-    (`_concurrent_runs`), the unit is up to `_UNIT_RUNS` consecutive runs (`_run_groups`), which
-    the worker's window carries out. Only xdist's default distribution is replaced; an
-    explicit other `--dist` mode is left as asked (and then each process carries out one
-    run at a time)."""
+    (`_concurrent_runs`), the unit is up to `_UNIT_RUNS` consecutive runs (`_run_groups`),
+    and each of the first workers gets its whole share of units up front (`_share_of`), so
+    that its window can go on with later runs while an item waits for a run that waits out
+    a bound. Only xdist's default distribution is replaced; an explicit other `--dist` mode
+    is left as asked (and then each process carries out one run at a time)."""
     if not _active(config) or config.getvalue("dist") != "load":
         return None
     from xdist.scheduler import LoadScopeScheduling  # type: ignore[import-untyped]
 
     class RunGroupScheduling(LoadScopeScheduling):  # type: ignore[misc]
-        """LoadScope whose scope is a run's group: the same groups as the workers make."""
+        """LoadScope whose scope is a run's group (the same groups as the workers make),
+        and whose first workers each get their whole share at once. What no live worker
+        owns (other tests, the work of a worker that crashed) goes out unit by unit."""
 
         groups: dict[str, int] | None = None
 
@@ -527,7 +534,30 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
                 workers = len(self.registered_collections)
                 self.groups = _run_groups(run_ids, _unit_size(len(run_ids), workers))
             group = self.groups.get(scope)
-            return scope if group is None else f"{_SUITE}::group {group}"
+            return scope if group is None else f"{_GROUP_SCOPE}{group}"
+
+        def _owner(self, scope: str, workers: int) -> int | None:
+            if not scope.startswith(_GROUP_SCOPE):
+                return None
+            return _share_of(int(scope.removeprefix(_GROUP_SCOPE)), workers)
+
+        def _assign_work_unit(self, node: Any) -> None:
+            workers = int(node.workerinput["workercount"])
+            position = node.workerinput.get(_SHARE_INPUT)
+            live = {n.workerinput.get(_SHARE_INPUT) for n in self.nodes} - {None}
+            owners = {scope: self._owner(scope, workers) for scope in self.workqueue}
+            mine = [s for s, owner in owners.items() if position is not None and owner == position]
+            if not mine:  # one unit that no live worker owns
+                mine = [scope for scope, owner in owners.items() if owner not in live][:1]
+            if not mine:
+                return
+            collection = self.registered_collections[node]
+            indexes = []
+            for scope in mine:
+                work_unit = self.workqueue.pop(scope)
+                self.assigned_work.setdefault(node, {})[scope] = work_unit
+                indexes += [collection.index(i) for i, done in work_unit.items() if not done]
+            node.send_runtest_some(indexes)
 
     return (
         RunGroupScheduling(config, log)
@@ -572,6 +602,13 @@ def _run_groups(run_ids: Iterable[str], size: int) -> dict[str, int]:
     return groups
 
 
+def _share_of(group: int, workers: int) -> int:
+    """The position of the worker that carries out a group of runs: the groups are dealt
+    out in turn, so that each worker gets a mix of the suite (a scenario's runs cost about
+    the same, and scenarios differ)."""
+    return group % workers
+
+
 def _run_ids(nodeids: Iterable[str]) -> Iterator[str]:
     """The run ids (`mcp-testbench::<run>`) of the suite's check items, in order."""
     for nodeid in nodeids:
@@ -583,17 +620,27 @@ def _run_ids(nodeids: Iterable[str]) -> Iterator[str]:
 def pytest_configure_node(node: Any) -> None:
     """Tells each pytest-xdist worker whether the plugin's scheduler hands out units of
     several runs (`_unit_size`, which both sides work out from the same collection and
-    worker count); if not, a unit is one run. A worker cannot see the controller's
-    `--dist`: xdist sets the worker's own to "no"."""
-    if _active(node.config):
-        node.workerinput[_UNIT_INPUT] = _units_in_use(node.config)
+    worker count; if not, a unit is one run) and, to each of the first `workercount`
+    workers, its position: the share of units it gets up front (`_share_of`). A worker
+    started later, in place of one that crashed, has no share. A worker cannot see the
+    controller's `--dist`: xdist sets the worker's own to "no"."""
+    if not _active(node.config):
+        return
+    units = _units_in_use(node.config)
+    node.workerinput[_UNIT_INPUT] = units
+    positions = node.config.stash.setdefault(_STASH_POSITIONS, [])
+    if units and len(positions) < int(node.workerinput["workercount"]):
+        node.workerinput[_SHARE_INPUT] = len(positions)
+        positions.append(node.workerinput["workerid"])
 
 
 def _group_of(run_node: McpRun) -> list[McpRun]:
-    """The runs handed to the window together with `run_node` (itself included), in
-    collection order: its unit of work under pytest-xdist (`pytest_configure_node`), every
-    run of the session without xdist. Worker and scheduler make the same units: both
-    number the collected runs."""
+    """The runs handed to the window together with `run_node` (itself included): under
+    pytest-xdist, the worker's whole share if the run is in it (`pytest_configure_node`),
+    else its unit of work; every run of the session without xdist. Worker and scheduler
+    make the same units: both number the collected runs. The window starts them in this
+    order: the runs of scenarios that wait on the client (`Scenario.waits_on_the_client`)
+    first, then collection order."""
     config = run_node.config
     worker_input = getattr(config, "workerinput", None)
     if _concurrent_runs(config) == 1:
@@ -604,17 +651,30 @@ def _group_of(run_node: McpRun) -> list[McpRun]:
         for item in run_node.session.items:
             if isinstance(item, McpCheckItem) and isinstance(item.parent, McpRun):
                 nodes.setdefault(item.parent.nodeid, item.parent)
+        position, workers = None, 1
         if worker_input is None:
             size = len(nodes)  # no xdist: one window for the whole session
         elif worker_input.get(_UNIT_INPUT):
-            size = _unit_size(len(nodes), int(worker_input["workercount"]))
+            workers = int(worker_input["workercount"])
+            size = _unit_size(len(nodes), workers)
+            position = worker_input.get(_SHARE_INPUT)
         else:
             size = 1
         numbers = _run_groups(nodes, size)
-        members: dict[int, list[McpRun]] = {}
-        for nodeid, node in nodes.items():
-            members.setdefault(numbers[nodeid], []).append(node)
-        by_run = config.stash[_STASH_GROUPS] = {n: members[numbers[n]] for n in nodes}
+        # A run of the worker's share goes with the whole share, any other with its unit.
+        share = {
+            n
+            for n, g in numbers.items()
+            if position is not None and _share_of(g, workers) == position
+        }
+        group = {n: "share" if n in share else numbers[n] for n in nodes}
+        members: dict[int | str, list[McpRun]] = {}
+        # Runs that may wait out the time-out first: their waits then overlap the rest.
+        for nodeid, node in sorted(
+            nodes.items(), key=lambda n: not n[1].scenario.waits_on_the_client
+        ):
+            members.setdefault(group[nodeid], []).append(node)
+        by_run = config.stash[_STASH_GROUPS] = {n: members[group[n]] for n in nodes}
     return by_run.get(run_node.nodeid, [run_node])
 
 

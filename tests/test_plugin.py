@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -720,3 +721,201 @@ def test_a_small_selection_still_gives_each_worker_about_two_units() -> None:
     assert _unit_size(10, 2) == 3  # ten runs on two workers: four units
     assert _unit_size(1, 4) == 1
     assert _unit_size(0, 2) == 1
+
+
+class _Worker:
+    """What the plugin's xdist scheduler uses of a worker: its input and its sends."""
+
+    def __init__(self, number: int, count: int, share: int | None) -> None:
+        self.workerinput: dict[str, Any] = {"workerid": f"gw{number}", "workercount": count}
+        self.gateway = SimpleNamespace(id=f"gw{number}")
+        if share is not None:
+            self.workerinput["mcp_testbench_share"] = share
+        self.sent: list[list[int]] = []
+        self.shutting_down = False
+
+    def send_runtest_some(self, indexes: list[int]) -> None:
+        self.sent.append(indexes)
+
+    def shutdown(self) -> None:
+        self.shutting_down = True
+
+
+def _scheduler(pytester: pytest.Pytester, workers: list[_Worker], collection: list[str]) -> Any:
+    from harness.pytest_plugin import pytest_xdist_make_scheduler
+
+    config = pytester.parseconfigure(
+        REFERENCE, "--tx=2*popen", "--dist=load", "--mcp-concurrency=2"
+    )
+    scheduler = pytest_xdist_make_scheduler(config, None)
+    for worker in workers:
+        scheduler.add_node(worker)
+        scheduler.add_node_collection(worker, collection)
+    scheduler.schedule()
+    return scheduler
+
+
+def _suite_collection(runs: int) -> list[str]:
+    return [
+        f"mcp-testbench::run{r:02d}-2025-11-25-stdio::check.{c}"
+        for r in range(runs)
+        for c in ("a", "b")
+    ]
+
+
+def _carry_out(scheduler: Any, worker: _Worker) -> None:
+    """The worker reports every item it has been sent, as it is sent more."""
+    done = 0
+    while done < sum(len(batch) for batch in worker.sent):
+        index = [i for batch in worker.sent for i in batch][done]
+        scheduler.mark_test_complete(worker, index)
+        done += 1
+
+
+def _runs_in(collection: list[str], indexes: list[int]) -> list[int]:
+    return sorted(
+        {int(collection[i].split("::")[1][3:5]) for i in indexes if "run" in collection[i]}
+    )
+
+
+def test_each_worker_gets_its_whole_share_of_units_at_once(pytester: pytest.Pytester) -> None:
+    """Under the plugin's scheduler each of the first workers gets every unit of its share
+    (units dealt out in turn) in its first batch, so that its window can go on with later
+    runs while an item waits; a test outside the suite still goes out as xdist would."""
+    collection = [*_suite_collection(10), "test_mine.py::test_one"]
+    first, second = _Worker(0, 2, share=0), _Worker(1, 2, share=1)
+    scheduler = _scheduler(pytester, [first, second], collection)
+    # Ten runs on two workers: units of three, dealt out in turn; both checks of each run.
+    assert _runs_in(collection, first.sent[0]) == [0, 1, 2, 6, 7, 8]
+    assert len(first.sent[0]) == 12
+    assert _runs_in(collection, second.sent[0]) == [3, 4, 5, 9]
+    assert len(second.sent[0]) == 8
+    _carry_out(scheduler, first)
+    _carry_out(scheduler, second)
+    sent = [i for w in (first, second) for batch in w.sent for i in batch]
+    assert sorted(sent) == list(range(len(collection)))  # each item once, the test included
+    assert first.shutting_down
+    assert second.shutting_down
+
+
+def test_what_a_crashed_worker_had_goes_out_unit_by_unit(pytester: pytest.Pytester) -> None:
+    """A worker that dies leaves its share's pending items to the workers still up and to
+    the one started in its place (which has no share): a unit at a time, each once."""
+    collection = _suite_collection(10)
+    first, second = _Worker(0, 2, share=0), _Worker(1, 2, share=1)
+    scheduler = _scheduler(pytester, [first, second], collection)
+    left = scheduler.remove_node(second)  # it crashed on its first item
+    assert left == collection[second.sent[0][0]]
+    replacement = _Worker(2, 2, share=None)
+    scheduler.add_node(replacement)
+    scheduler.add_node_collection(replacement, collection)
+    scheduler.schedule()  # what xdist does once the new worker has collected
+    assert _runs_in(collection, replacement.sent[0]) == [3, 4, 5]  # one unit
+    _carry_out(scheduler, first)
+    _carry_out(scheduler, replacement)
+    again = [i for w in (first, replacement) for batch in w.sent for i in batch]
+    assert sorted(again) == sorted([*first.sent[0], *second.sent[0]])
+
+
+def test_a_worker_never_gets_a_unit_of_another_live_workers_share(
+    pytester: pytest.Pytester,
+) -> None:
+    """That worker would carry out the unit too (its window starts its whole share), so
+    the run would happen twice: a worker whose share is empty takes other work or none."""
+    collection = [*_suite_collection(1), "test_mine.py::test_one"]
+    first, second = _Worker(0, 2, share=0), _Worker(1, 2, share=1)  # one run: one unit
+    scheduler = _scheduler(pytester, [second, first], collection)  # the second one first
+    _carry_out(scheduler, first)
+    _carry_out(scheduler, second)
+    assert _runs_in(collection, [i for batch in first.sent for i in batch]) == [0]
+    assert [collection[i] for batch in second.sent for i in batch] == ["test_mine.py::test_one"]
+
+
+def test_runs_that_wait_on_the_client_start_first(pytester: pytest.Pytester) -> None:
+    """A run whose drive waits for the client to act on its own (features-batch waits for
+    the answer to a server's ping) starts before runs collected ahead of it, so that a
+    client that never acts makes it wait beside the other runs, not after them."""
+    log = pytester.path / "scripts.txt"
+    pytester.makepyfile(
+        logging_client=f"""
+from harness.clients import ReferenceClient
+
+class Logged(ReferenceClient):
+    async def connect(self, target, options):
+        script = next(a for a in target.command if a.endswith(".json"))
+        with open({str(log)!r}, "a") as out:
+            out.write(script.rsplit("/", 1)[-1] + "\\n")
+        return await super().connect(target, options)
+"""
+    )
+    pytester.syspathinsert()
+    result = pytester.runpytest_subprocess(
+        "--mcp-client=logging_client:Logged",
+        "--mcp-revision=2025-03-26,2025-06-18",
+        "--mcp-transport=stdio",
+        "-p",
+        "no:cacheprovider",
+        "-k",
+        "tools-call or features-batch",  # tools-call twice, then features-batch once
+        "--mcp-concurrency=2",  # two at once: the third run starts when one has ended
+    )
+    assert result.ret == 0, result.stdout.str()
+    started = log.read_text().split()
+    assert sorted(started) == ["batch.json", "list-and-call.json", "list-and-call.json"]
+    assert started[-1] == "list-and-call.json"
+
+
+def test_a_worker_goes_on_with_its_share_while_an_item_waits(pytester: pytest.Pytester) -> None:
+    """Under xdist a worker's window has the worker's whole share from its first item: while
+    the first run a worker started is held up (its client takes 4 s to connect), runs of
+    its share beyond that run's unit start, not only the other runs of the unit."""
+    log = pytester.path / "clients.txt"
+    pytester.makepyfile(
+        slow_first=f"""
+import itertools
+import os
+import time
+from harness.clients import ReferenceClient
+
+MADE = itertools.count()
+
+class SlowFirst(ReferenceClient):
+    def __init__(self):
+        super().__init__()
+        self.first = next(MADE) == 0
+        with open({str(log)!r}, "a") as out:
+            out.write(f"{{os.getpid()}} made {{time.monotonic()}}\\n")
+
+    async def connect(self, target, options):
+        if self.first:
+            time.sleep(4)  # holds up this run's thread, not the others
+            with open({str(log)!r}, "a") as out:
+                out.write(f"{{os.getpid()}} released {{time.monotonic()}}\\n")
+        return await super().connect(target, options)
+"""
+    )
+    pytester.syspathinsert()
+    result = pytester.runpytest_subprocess(
+        "--mcp-client=slow_first:SlowFirst",
+        *NARROW,
+        "-n",
+        "2",
+        "--mcp-concurrency=2",
+        "-k",
+        "tools or features",  # about two units of runs per worker
+    )
+    assert result.ret == 0, result.stdout.str()
+    events: dict[str, list[tuple[str, float]]] = {}
+    for line in log.read_text().splitlines():
+        pid, what, when = line.split()
+        events.setdefault(pid, []).append((what, float(when)))
+    from harness.pytest_plugin import _unit_size
+
+    assert len(events) == 2
+    unit = _unit_size(sum(what == "made" for seen in events.values() for what, _ in seen), 2)
+    for pid, seen in events.items():
+        released = next(when for what, when in seen if what == "released")
+        made = [when for what, when in seen if what == "made"]
+        assert len(made) > unit, seen  # more than one unit of this worker's runs
+        early = sum(when < released for when in made)
+        assert early > unit, f"worker {pid}: {early} runs started before the release"

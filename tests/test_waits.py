@@ -10,6 +10,7 @@ from __future__ import annotations
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -69,3 +70,30 @@ def test_a_wait_for_what_never_comes_ends_at_its_bound(tmp_path: Path) -> None:
         watch.close()
     assert not seen
     assert 0.4 < elapsed < 5
+
+
+def _scenarios() -> list[Any]:
+    from harness.suite import SCENARIOS
+
+    return list(SCENARIOS)
+
+
+@pytest.mark.parametrize("scenario", _scenarios(), ids=lambda s: s.id)
+def test_a_scenario_that_waits_on_the_client_up_to_the_time_out_says_so(scenario: Any) -> None:
+    """`Scenario.waits_on_the_client` decides which runs a process starts first: a drive
+    that waits, bounded by the run's time-out, for what the client does on its own (seen
+    here with the reference client, which does it) must say so, and only such a drive."""
+    from harness._run import execute
+    from harness.clients import ReferenceClient
+
+    revision, transport = list(scenario.matrix())[-1]
+    run = execute(scenario, revision, transport, ReferenceClient, op_timeout=_TIME_OUT)
+    assert run.harness_error is None
+    waited = [w["wait"] for w in run.waits if w["bound"] == _TIME_OUT]
+    assert bool(waited) == scenario.waits_on_the_client, (
+        f"{scenario.id} at {revision} over {transport} waited on the client for {waited}, "
+        f"but says waits_on_the_client={scenario.waits_on_the_client}"
+    )
+
+
+_TIME_OUT = 7.0  # a figure no drive uses as a bound of its own

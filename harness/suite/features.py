@@ -1176,6 +1176,7 @@ SCENARIOS: list[Scenario] = [
             "features.set-level-only-if-declared",
         ),
         drive=connect_and_call,
+        waits_on_the_client=True,
         description="a ping ahead of the initialize response; a ping, roots/list and "
         "sampling/createMessage ahead of a tools/call response",
         handlers=ALL_HANDLERS,
@@ -1186,6 +1187,7 @@ SCENARIOS: list[Scenario] = [
         "features/server-ids.json",
         checks=("jsonrpc.answer-ids-exact", "jsonrpc.answers-well-formed"),
         drive=connect_and_call,
+        waits_on_the_client=True,
         description='pings with the ids 0, 9007199254740993 and "0" ahead of a tools/call response',
         requires=frozenset({"tools"}),
     ),
@@ -1198,6 +1200,7 @@ SCENARIOS: list[Scenario] = [
             "jsonrpc.answers-well-formed",
         ),
         drive=connect_and_call,
+        waits_on_the_client=True,
         description="2025-11-25: a sampling request offering a tool, then two with a broken "
         "tool history, ahead of a tools/call response",
         handlers=ALL_HANDLERS,
@@ -1214,6 +1217,7 @@ SCENARIOS: list[Scenario] = [
             "lifecycle.initialize-not-cancelled",
         ),
         drive=cancel_and_race,
+        waits_on_the_client=True,
         description="a call that times out, a call the caller abandons (its response comes "
         "late), a cancellation of an unknown id, then a call that must work",
         requires=frozenset({"tools"}),
@@ -1228,6 +1232,7 @@ SCENARIOS: list[Scenario] = [
             "features.cancel-races-survived",
         ),
         drive=cancel_and_race,
+        waits_on_the_client=True,
         description="2026 stdio: a call that times out, a call the caller abandons (its "
         "response comes late), then a call that must work",
         requires=frozenset({"tools"}),
@@ -1261,6 +1266,7 @@ SCENARIOS: list[Scenario] = [
         "features/logging.json",
         checks=("features.log-messages-accepted",),
         drive=connect_log_and_call,
+        waits_on_the_client=True,
         description="log messages ahead of the initialize response, on their own, and ahead of a response",
         requires=frozenset({"tools"}),
     ),
@@ -1309,6 +1315,7 @@ SCENARIOS: list[Scenario] = [
             "jsonrpc.answers-well-formed",
         ),
         drive=ask_twice,
+        waits_on_the_client=True,
         description="an elicitation without a mode ahead of a tools/call response",
         handlers=ALL_HANDLERS,
         requires=frozenset({"tools"}),
@@ -1322,6 +1329,7 @@ SCENARIOS: list[Scenario] = [
             "features.elicitation-complete-unknown-ignored",
         ),
         drive=ask_twice,
+        waits_on_the_client=True,
         description="2025-11-25: form elicitation without a mode, a URL-mode elicitation, "
         "and an elicitation/complete for an unknown id",
         handlers=ALL_HANDLERS,
@@ -1332,6 +1340,7 @@ SCENARIOS: list[Scenario] = [
         "features/batch.json",
         checks=("features.batch-accepted",),
         drive=list_wait_and_add,
+        waits_on_the_client=True,
         description="2025-03-26: a batch of a log notification and a ping from the server",
         requires=frozenset({"tools"}),
     ),

@@ -1086,6 +1086,7 @@ SCENARIOS = [
         "stateless/server-request-and-cancel.json",
         checks=("stateless.no-responses", "stateless.stdio-cancel-notification"),
         drive=answer_nothing_then_cancel,
+        waits_on_the_client=True,
         description="a server request the client must not answer, then a call the caller abandons",
         requires=frozenset({"tools"}),
     ),
@@ -1096,6 +1097,7 @@ SCENARIOS = [
         # as it should here, never sees the late response, so the race cannot arise.
         checks=("stateless.http-cancel-closes-stream",),
         drive=cancel_and_race,
+        waits_on_the_client=True,
         description="2026 HTTP: a call that times out, a call the caller abandons, then a call "
         "that must work",
         requires=frozenset({"tools"}),

@@ -1020,6 +1020,7 @@ SCENARIOS: list[Scenario] = [
         "features/subscribe.json",
         checks=("features.resource-updates-surfaced",),
         drive=subscribe,
+        waits_on_the_client=True,
         description="a server with resources.subscribe; subscribe, an update, unsubscribe",
         requires=frozenset({"resources", "subscribe_resource"}),
     ),
@@ -1061,6 +1062,7 @@ SCENARIOS: list[Scenario] = [
         "features/roots-changed.json",
         checks=("features.roots-list-changed",),
         drive=change_roots,
+        waits_on_the_client=True,
         description="the client's roots change while connected; then the server lists them",
         handlers=Handlers(roots=ROOTS),
         requires=frozenset({"tools", "roots", "set_roots"}),
@@ -1083,6 +1085,7 @@ SCENARIOS: list[Scenario] = [
             "stateless.listen-notifications-surfaced",
         ),
         drive=listen,
+        waits_on_the_client=True,
         description="2026-07-28: a listen the server ends with a result, then a second one "
         "that carries tools/list_changed",
         requires=frozenset({"tools", "listen"}),
@@ -1092,6 +1095,7 @@ SCENARIOS: list[Scenario] = [
         "stateless/listen-restart.json",
         checks=("stateless.relisten-after-restart",),
         drive=listen_then_crash,
+        waits_on_the_client=True,
         description="2026-07-28 stdio: a listen is open when the server exits on a tools/call; "
         "the tools are listed again afterwards",
         requires=frozenset({"tools", "listen"}),
@@ -1101,6 +1105,7 @@ SCENARIOS: list[Scenario] = [
         "stateless/listen-two-subscriptions.json",
         checks=("stateless.listen-correlated",),
         drive=listen_twice,
+        waits_on_the_client=True,
         description="2026-07-28: two listens open at once, their change notifications "
         "interleaved, each marked with its own subscription's id",
         requires=frozenset({"tools", "listen", "listen_routing"}),

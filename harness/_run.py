@@ -225,8 +225,10 @@ class Session:
         watch: TranscriptWatch | None = None,
         provoked: float | None = None,
         revision: str | None = None,
+        waiting: Callable[[bool], None] | None = None,
     ) -> None:
         self.client = client
+        self._waiting = waiting
         self.revision = revision
         self.target = target
         self.options = options
@@ -258,10 +260,23 @@ class Session:
         limit = self.options.timeout if bound is None else bound
         start = time.monotonic()
         ok = False
-        if self.watch is not None and await self._reachable(standalone, limit):
-            ok = await self.watch.until(seen, limit - (time.monotonic() - start))
+        with self._on_the_client():
+            if self.watch is not None and await self._reachable(standalone, limit):
+                ok = await self.watch.until(seen, limit - (time.monotonic() - start))
         self._waited(what, ok, start, limit)
         return ok
+
+    @contextlib.contextmanager
+    def _on_the_client(self) -> Iterator[None]:
+        """While the drive waits for the client, the run is not working: say so."""
+        if self._waiting is None:
+            yield
+            return
+        self._waiting(True)
+        try:
+            yield
+        finally:
+            self._waiting(False)
 
     def _waited(self, what: str, seen: bool, start: float, bound: float) -> None:
         seconds = round(time.monotonic() - start, 3)
@@ -297,11 +312,12 @@ class Session:
         limit = self.options.timeout if bound is None else bound
         start = time.monotonic()
         ok = False
-        reachable = seen(self.events) or await self._reachable(standalone, limit)
-        remaining = limit - (time.monotonic() - start) if reachable else 0.0  # 0: look once
-        with anyio.move_on_after(max(0.0, remaining)):
-            while not (ok := seen(self.events)):
-                await self._surfaced.wait()
+        with self._on_the_client():
+            reachable = seen(self.events) or await self._reachable(standalone, limit)
+            remaining = limit - (time.monotonic() - start) if reachable else 0.0  # 0: look once
+            with anyio.move_on_after(max(0.0, remaining)):
+                while not (ok := seen(self.events)):
+                    await self._surfaced.wait()
         self._waited(what, ok, start, limit)
         return ok
 
@@ -561,15 +577,20 @@ def execute(
     factory: ClientFactory,
     *,
     op_timeout: float = 10.0,
+    waiting: Callable[[bool], None] | None = None,
 ) -> ScenarioRun:
-    """Run one scenario at one revision over one transport; never raises, never hangs."""
+    """Run one scenario at one revision over one transport; never raises, never hangs.
+
+    `waiting(True)` is called when the drive starts to wait for what the client does on
+    its own, `waiting(False)` when that wait ends (the run window lets another run work
+    meanwhile); it is called from the run's own thread."""
     run = ScenarioRun(scenario, revision, transport)
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="mcp-testbench-") as folder:
         transcript_path = Path(folder) / "transcript.jsonl"
         worker = threading.Thread(
             target=_run_in_thread,
-            args=(run, factory, transcript_path, op_timeout),
+            args=(run, factory, transcript_path, op_timeout, waiting),
             name=f"mcp-testbench {scenario.id} {revision} {transport}",
             daemon=True,  # a client stuck in synchronous code must not keep the suite alive
         )
@@ -600,10 +621,14 @@ def execute(
 
 
 def _run_in_thread(
-    run: ScenarioRun, factory: ClientFactory, transcript_path: Path, op_timeout: float
+    run: ScenarioRun,
+    factory: ClientFactory,
+    transcript_path: Path,
+    op_timeout: float,
+    waiting: Callable[[bool], None] | None,
 ) -> None:
     try:
-        anyio.run(_drive, run, factory, transcript_path, op_timeout)
+        anyio.run(_drive, run, factory, transcript_path, op_timeout, waiting)
     except Exception as exc:  # the run records what went wrong; the suite goes on
         run.harness_error = run.harness_error or f"{type(exc).__name__}: {exc}"
 
@@ -634,7 +659,11 @@ async def _declared(run: ScenarioRun, client: McpClient, op_timeout: float) -> b
 
 
 async def _drive(
-    run: ScenarioRun, factory: ClientFactory, transcript_path: Path, op_timeout: float
+    run: ScenarioRun,
+    factory: ClientFactory,
+    transcript_path: Path,
+    op_timeout: float,
+    waiting: Callable[[bool], None] | None,
 ) -> None:
     scenario = run.scenario
     began = time.monotonic()
@@ -711,6 +740,7 @@ async def _drive(
             options,
             watch,
             revision=run.revision,
+            waiting=waiting,
         )
         run.operations = session.operations
         run.waits = session.waits

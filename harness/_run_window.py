@@ -1,11 +1,14 @@
 """A sliding window of scenario runs in one pytest process.
 
-The plugin hands the window every run of a unit of work (what pytest-xdist gives one
-worker at a time) in collection order, then waits for each run as its first item comes up.
-The window keeps `width` runs going. A run still going after `stale` seconds is waiting
-(almost always out a bound: an answer the client never sends), not working, so it stops
-holding a place and the next run starts beside it; at most `cap` runs are ever under way,
-so a client that makes every run wait cannot start the whole unit at once.
+The plugin hands the window the runs of a worker's share (or of a unit of work, or of the
+whole session without pytest-xdist) in the order they should start, then waits for each run
+as its first item comes up.
+The window keeps `width` runs working. A run that says it is waiting on the client
+(`waiting`: its drive waits for what the client does on its own) holds no place until it
+says its wait is over, and a run still going after `stale` seconds is waiting too (almost
+always out a bound: an answer the client never sends); either way the next run starts
+beside it. At most `cap` runs are ever under way, so a client that makes every run wait
+cannot start the whole unit at once.
 
 Fixed groups (start two, wait for both) left a place idle for as long as the slower run
 of the pair took: with a client that makes a run wait out a 10 s bound, 10 s of one place.
@@ -38,6 +41,8 @@ class RunWindow(Generic[T]):
         self._futures: dict[Hashable, Future[T]] = {}
         self._waiting: deque[tuple[Callable[[], T], Future[T]]] = deque()
         self._started: dict[Future[T], float] = {}  # under way: when each began
+        self._idle: set[Hashable] = set()  # under way, and waiting on the client
+        self._keys: dict[Future[T], Hashable] = {}
         self._threads: list[threading.Thread] = []
         self._changed = threading.Condition()
         self._closed = False
@@ -54,9 +59,19 @@ class RunWindow(Generic[T]):
             future = self._futures.get(key)
             if future is None:
                 future = self._futures[key] = Future()
+                self._keys[future] = key
                 self._waiting.append((job, future))
                 self._changed.notify_all()
             return future
+
+    def waiting(self, key: Hashable, waiting: bool) -> None:
+        """Whether `key`'s run is waiting on the client (then it holds no place)."""
+        with self._changed:
+            if waiting:
+                self._idle.add(key)
+            else:
+                self._idle.discard(key)
+            self._changed.notify_all()
 
     def close(self) -> None:
         """Drop the jobs not yet started and wait for those under way (each is bounded)."""
@@ -75,7 +90,11 @@ class RunWindow(Generic[T]):
         with self._changed:
             while not self._closed:
                 now = time.monotonic()
-                working = [began for began in self._started.values() if now - began < self.stale]
+                working = [
+                    began
+                    for future, began in self._started.items()
+                    if now - began < self.stale and self._keys[future] not in self._idle
+                ]
                 if self._waiting and len(working) < self.width and len(self._started) < self.cap:
                     self._start(*self._waiting.popleft())
                     continue
@@ -96,6 +115,7 @@ class RunWindow(Generic[T]):
             finally:
                 with self._changed:
                     del self._started[future]
+                    self._idle.discard(self._keys.pop(future))
                     self._changed.notify_all()
 
         thread = threading.Thread(target=carry_out, name="mcp-testbench run", daemon=True)

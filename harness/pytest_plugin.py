@@ -712,7 +712,12 @@ def _run_check(mcp_client_factory: Callable[[], McpClient], request: pytest.Fixt
 
         def carry_out(node: McpRun) -> Callable[[], ScenarioRun]:
             return lambda: execute(
-                node.scenario, node.revision, node.transport, mcp_client_factory, op_timeout=timeout
+                node.scenario,
+                node.revision,
+                node.transport,
+                mcp_client_factory,
+                op_timeout=timeout,
+                waiting=lambda waiting: window.waiting(node.key, waiting),
             )
 
         # Each run is bounded in time on its own (execute never raises, never hangs), in a

@@ -287,10 +287,11 @@ def make_client():
 def test_concurrent_runs_overlap_in_a_worker_and_each_scenario_still_runs_once(
     pytester: pytest.Pytester,
 ) -> None:
-    """--mcp-concurrency 2 under xdist: the scheduler hands a worker units of runs and the
-    worker's window keeps two of them going; both sides make the same units, so each run is
-    carried out once, and runs that end in under 2 s are never more than two at a time in
-    one process (a run goes on holding its place until then)."""
+    """--mcp-concurrency 2 under xdist: the scheduler hands a worker its share of runs and
+    the worker's window keeps two of them working; both sides make the same units, so each
+    run is carried out once. A run whose drive waits for the late response holds no place
+    meanwhile, so a third may start beside two, but never more than twice two at once (the
+    window's own tests show that no more than two work at once)."""
     log = pytester.path / "clients.txt"
     pytester.makepyfile(
         counting=f"""
@@ -344,7 +345,7 @@ def make_client():
         return max(sum(1 for o, c in intervals if o <= start < c) for start, _ in intervals)
 
     at_once = [most_at_once(list(clients.values())) for clients in spans.values()]
-    assert max(at_once) == 2, spans
+    assert 2 <= max(at_once) <= 4, spans
 
 
 def test_concurrency_must_be_one_or_more(pytester: pytest.Pytester) -> None:

@@ -339,6 +339,30 @@ def test_a_run_still_going_after_stale_seconds_lets_the_next_start_up_to_the_cap
         window.close()
 
 
+def test_a_run_waiting_on_the_client_holds_no_place_until_its_wait_ends() -> None:
+    """A run that says it waits on the client lets the next start at once (not after
+    `stale`); when its wait ends it works again, and no other starts until one ends."""
+    jobs = _Jobs()
+    window: RunWindow[int] = RunWindow(1, cap=3, stale=float("inf"))
+    try:
+        futures = [window.submit(n, jobs.job(n)) for n in range(3)]
+        assert jobs.until(lambda: jobs.running == {0}), jobs.started
+        assert not jobs.until(lambda: 1 in jobs.running, 0.3), jobs.started  # 0 works
+        window.waiting(0, True)
+        # Well within WAIT, after which job 0 would end on its own and let 1 in anyway.
+        assert jobs.until(lambda: jobs.running == {0, 1}, WAIT / 4), jobs.started
+        window.waiting(0, False)  # 0 and 1 both work now: 2 waits for one of them to end
+        assert not jobs.until(lambda: 2 in jobs.running, 0.3), jobs.started
+        jobs.release[1].set()
+        assert not jobs.until(lambda: 2 in jobs.running, 0.3), jobs.started  # 0 still works
+        jobs.release[0].set()
+        assert jobs.until(lambda: 2 in jobs.running), jobs.started
+        jobs.release[2].set()
+        assert [f.result(WAIT) for f in futures] == [0, 1, 2]
+    finally:
+        window.close()
+
+
 def test_the_window_carries_out_a_key_once_and_hands_on_what_a_job_raised() -> None:
     calls: list[str] = []
 

@@ -82,13 +82,19 @@ def _scenarios() -> list[Any]:
 def test_a_scenario_that_waits_on_the_client_up_to_the_time_out_says_so(scenario: Any) -> None:
     """`Scenario.waits_on_the_client` decides which runs a process starts first: a drive
     that waits, bounded by the run's time-out, for what the client does on its own (seen
-    here with the reference client, which does it) must say so, and only such a drive."""
+    here with the reference client, which does it) must say so, and only such a drive.
+    Each wait is also said as it starts and ends (the run window lets another run work
+    meanwhile)."""
     from harness._run import execute
     from harness.clients import ReferenceClient
 
     revision, transport = list(scenario.matrix())[-1]
-    run = execute(scenario, revision, transport, ReferenceClient, op_timeout=_TIME_OUT)
+    said: list[bool] = []
+    run = execute(
+        scenario, revision, transport, ReferenceClient, op_timeout=_TIME_OUT, waiting=said.append
+    )
     assert run.harness_error is None
+    assert said == [True, False] * len(run.waits)  # the run window is told of every wait
     waited = [w["wait"] for w in run.waits if w["bound"] == _TIME_OUT]
     assert bool(waited) == scenario.waits_on_the_client, (
         f"{scenario.id} at {revision} over {transport} waited on the client for {waited}, "

@@ -120,6 +120,7 @@ def require(distribution: str, extra: str, *modules: str) -> None:
         importlib.import_module(module)
 
 
+@functools.cache  # a lookup walks the installed distributions' metadata: once per process
 def distribution_version(distribution: str) -> str:
     try:
         return metadata.version(distribution)

@@ -228,7 +228,7 @@ class Session:
         waiting: Callable[[bool], None] | None = None,
     ) -> None:
         self.client = client
-        self._waiting = waiting
+        self._waiting = waiting or (lambda _: None)
         self.revision = revision
         self.target = target
         self.options = options
@@ -269,9 +269,6 @@ class Session:
     @contextlib.contextmanager
     def _on_the_client(self) -> Iterator[None]:
         """While the drive waits for the client, the run is not working: say so."""
-        if self._waiting is None:
-            yield
-            return
         self._waiting(True)
         try:
             yield

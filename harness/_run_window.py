@@ -41,8 +41,7 @@ class RunWindow(Generic[T]):
         self._futures: dict[Hashable, Future[T]] = {}
         self._waiting: deque[tuple[Callable[[], T], Future[T]]] = deque()
         self._started: dict[Future[T], float] = {}  # under way: when each began
-        self._idle: set[Hashable] = set()  # under way, and waiting on the client
-        self._keys: dict[Future[T], Hashable] = {}
+        self._idle: set[Future[T]] = set()  # under way, and waiting on the client
         self._threads: list[threading.Thread] = []
         self._changed = threading.Condition()
         self._closed = False
@@ -59,7 +58,6 @@ class RunWindow(Generic[T]):
             future = self._futures.get(key)
             if future is None:
                 future = self._futures[key] = Future()
-                self._keys[future] = key
                 self._waiting.append((job, future))
                 self._changed.notify_all()
             return future
@@ -67,11 +65,13 @@ class RunWindow(Generic[T]):
     def waiting(self, key: Hashable, waiting: bool) -> None:
         """Whether `key`'s run is waiting on the client (then it holds no place)."""
         with self._changed:
-            if waiting:
-                self._idle.add(key)
-            else:
-                self._idle.discard(key)
-            self._changed.notify_all()
+            future = self._futures.get(key)
+            if future is not None and future in self._started:
+                if waiting:
+                    self._idle.add(future)
+                else:
+                    self._idle.discard(future)
+                self._changed.notify_all()
 
     def close(self) -> None:
         """Drop the jobs not yet started and wait for those under way (each is bounded)."""
@@ -93,7 +93,7 @@ class RunWindow(Generic[T]):
                 working = [
                     began
                     for future, began in self._started.items()
-                    if now - began < self.stale and self._keys[future] not in self._idle
+                    if now - began < self.stale and future not in self._idle
                 ]
                 if self._waiting and len(working) < self.width and len(self._started) < self.cap:
                     self._start(*self._waiting.popleft())
@@ -115,7 +115,7 @@ class RunWindow(Generic[T]):
             finally:
                 with self._changed:
                     del self._started[future]
-                    self._idle.discard(self._keys.pop(future))
+                    self._idle.discard(future)
                     self._changed.notify_all()
 
         thread = threading.Thread(target=carry_out, name="mcp-testbench run", daemon=True)

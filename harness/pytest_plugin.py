@@ -662,12 +662,10 @@ def _group_of(run_node: McpRun) -> list[McpRun]:
             size = 1
         numbers = _run_groups(nodes, size)
         # A run of the worker's share goes with the whole share, any other with its unit.
-        share = {
-            n
+        group: dict[str, int | str] = {
+            n: "share" if position is not None and _share_of(g, workers) == position else g
             for n, g in numbers.items()
-            if position is not None and _share_of(g, workers) == position
         }
-        group = {n: "share" if n in share else numbers[n] for n in nodes}
         members: dict[int | str, list[McpRun]] = {}
         # Runs that may wait out the time-out first: their waits then overlap the rest.
         for nodeid, node in sorted(

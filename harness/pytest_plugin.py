@@ -45,6 +45,7 @@ _STASH_SELECT: pytest.StashKey[list[str]] = pytest.StashKey()
 _STASH_FACTORY: pytest.StashKey[Callable[[], McpClient]] = pytest.StashKey()
 _STASH_GROUPS: pytest.StashKey[dict[str, list[McpRun]]] = pytest.StashKey()
 _STASH_WINDOW: pytest.StashKey[RunWindow[ScenarioRun]] = pytest.StashKey()
+_STASH_RESTORE_ENV: pytest.StashKey[Callable[[], None]] = pytest.StashKey()
 _UNIT_RUNS = 16
 """Scenario runs in one unit of pytest-xdist's work, the units being dealt out to the
 workers in turn: neighbouring runs (a scenario's revisions and transports) stay together,
@@ -224,6 +225,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         window = config.stash.get(_STASH_WINDOW, None)
         if window is not None:  # runs started ahead of an `-x` stop end before the pool
             window.close()
+        config.stash.get(_STASH_RESTORE_ENV, lambda: None)()
         stop_stdio_pool()
         # Every run's transcript and operations, no longer needed: pytest's clean-up after
         # this hook collects garbage several times over, and each pass walks all of them.
@@ -686,7 +688,44 @@ def _window(config: pytest.Config) -> RunWindow[ScenarioRun]:
         # One client at a time stays one at a time: no run starts beside a stale one.
         cap, stale = (width, float("inf")) if width == 1 else (2 * width, _STALE_RUN)
         window = config.stash[_STASH_WINDOW] = RunWindow(width, cap=cap, stale=stale)
+        if width > 1:
+            config.stash[_STASH_RESTORE_ENV] = _keep_current_test_variable()
     return window
+
+
+_CURRENT_TEST = "PYTEST_CURRENT_TEST"
+
+
+def _keep_current_test_variable() -> Callable[[], None]:
+    """Stop pytest from deleting PYTEST_CURRENT_TEST after each item while runs go on in
+    other threads; returns what undoes it (then the variable is deleted, as pytest does).
+
+    Why: a client reading its environment (httpx looks for proxies in every variable on
+    each client it makes) lists the names first, then reads each; a name deleted between
+    the two raises KeyError in the client, and its run was blocked by a failed connect
+    that was the harness's doing (seen: 2 of 299 SDK runs in one of ten runs). Setting the
+    variable is harmless (the name stays); only its deletion races. pytest has no switch
+    for this, so its module function is wrapped; if pytest renames it, nothing is wrapped
+    and the race is back, which a test guards."""
+    import os
+
+    from _pytest import runner
+
+    original = getattr(runner, "_update_current_test_var", None)
+    if original is None:
+        return lambda: None
+
+    def update(item: pytest.Item, when: Any) -> None:
+        if when:
+            original(item, when)  # between items the last stage's value stays
+
+    runner._update_current_test_var = update
+
+    def restore() -> None:
+        runner._update_current_test_var = original
+        os.environ.pop(_CURRENT_TEST, None)
+
+    return restore
 
 
 # -- running one check ------------------------------------------------------------------------

@@ -348,6 +348,47 @@ def make_client():
     assert 2 <= max(at_once) <= 4, spans
 
 
+def test_items_ending_beside_running_clients_never_take_the_environment_from_under_them(
+    pytester: pytest.Pytester,
+) -> None:
+    """pytest deletes PYTEST_CURRENT_TEST after each item; a client that copies its
+    environment meanwhile (httpx does, for proxies) lists the names, then reads each, and a
+    name deleted between the two was a KeyError in the client's connect: a BLOCKED run
+    that was the harness's doing. With runs going on beside the items, the variable is
+    never deleted under them (shown failing with the plugin's wrapper taken out)."""
+    pytester.makepyfile(
+        reading="""
+import os
+import time
+from harness.clients import ReferenceClient
+
+class ReadsItsEnvironment(ReferenceClient):
+    async def connect(self, target, options):
+        until = time.monotonic() + 0.3
+        while time.monotonic() < until:
+            dict(os.environ)
+        return await super().connect(target, options)
+
+def make_client():
+    return ReadsItsEnvironment()
+"""
+    )
+    pytester.syspathinsert()
+    report = pytester.path / "r.json"
+    result = pytester.runpytest_subprocess(
+        "--mcp-client=reading:make_client",
+        *NARROW,
+        "-k",
+        "tools",
+        "--mcp-concurrency=2",
+        f"--mcp-report={report}",
+        timeout=300,
+    )
+    blocked = [r["reason"] for r in _results(report) if r["status"] == "BLOCKED"]
+    assert blocked == [], blocked
+    assert result.ret == 0, result.stdout.str()
+
+
 def test_concurrency_must_be_one_or_more(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest(REFERENCE, *NARROW, "--mcp-concurrency=0")
     assert result.ret == pytest.ExitCode.USAGE_ERROR

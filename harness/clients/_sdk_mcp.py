@@ -58,6 +58,7 @@ from harness.clients._contract import (
 from harness.protocol import REVISIONS
 
 if TYPE_CHECKING:
+    import httpx2
     import mcp
     import mcp_types
     from mcp.client.auth import OAuthClientProvider
@@ -301,32 +302,41 @@ def sampling_result(
 @functools.cache
 def _tls_context() -> ssl.SSLContext:
     """httpx2's default TLS context (its root certificates, or SSL_CERT_FILE / SSL_CERT_DIR
-    as set when first needed), made once per process for the HTTP clients of the adapter's
-    own making, as an application that opens many sessions would: making one parses every
-    root certificate, about 30 ms of CPU per session. The SDK's own clients are left as the
-    SDK makes them."""
+    as set when first needed), made once per process, as an application that opens many
+    sessions would: making one parses every root certificate, about 30 ms of CPU per
+    session (18% of the SDK suite's CPU when every session made its own)."""
     import httpx2
 
     return httpx2.create_ssl_context()
+
+
+def _sdk_http_client_sharing_tls(
+    headers: dict[str, str] | None = None,
+    timeout: httpx2.Timeout | None = None,
+    auth: httpx2.Auth | None = None,
+) -> httpx2.AsyncClient:
+    """The HTTP client the SDK's `create_mcp_http_client` makes (its time-outs, headers
+    and auth; redirects left off), with the process's one TLS context: on the wire the
+    same client. The SDK documents passing a client of the application's making as the
+    way to configure one; the mocks speak plain HTTP, so the context is never used."""
+    import httpx2
+    from mcp.shared._httpx_utils import MCP_DEFAULT_SSE_READ_TIMEOUT, MCP_DEFAULT_TIMEOUT
+
+    if timeout is None:
+        timeout = httpx2.Timeout(MCP_DEFAULT_TIMEOUT, read=MCP_DEFAULT_SSE_READ_TIMEOUT)
+    return httpx2.AsyncClient(headers=headers, auth=auth, timeout=timeout, verify=_tls_context())
 
 
 @asynccontextmanager
 async def _http_client_of_our_own(
     url: str, headers: Mapping[str, str], auth: OAuthClientProvider | None
 ) -> AsyncIterator[tuple[ReadStream[SessionMessage | Exception], WriteStream[SessionMessage]]]:
-    # The SDK's way to send extra headers or to authorize: an HTTP client of the
-    # application's making, passed in (and then closed by the caller). Only used when the
-    # harness asks for headers or authorization.
-    import httpx2
+    # The SDK's way to send extra headers or to authorize, and to share a TLS context: an
+    # HTTP client of the application's making, passed in (and then closed by the caller).
     from mcp.client.streamable_http import streamable_http_client
-    from mcp.shared._httpx_utils import MCP_DEFAULT_SSE_READ_TIMEOUT, MCP_DEFAULT_TIMEOUT
 
-    # What the SDK's create_mcp_http_client makes (its time-outs), with the shared TLS context.
-    timeout = httpx2.Timeout(MCP_DEFAULT_TIMEOUT, read=MCP_DEFAULT_SSE_READ_TIMEOUT)
     async with (
-        httpx2.AsyncClient(
-            headers=dict(headers), auth=auth, timeout=timeout, verify=_tls_context()
-        ) as http_client,
+        _sdk_http_client_sharing_tls(dict(headers) or None, auth=auth) as http_client,
         streamable_http_client(url, http_client=http_client) as streams,
     ):
         yield streams
@@ -567,14 +577,14 @@ class McpSdkClient:
             # The SDK passes the server only a whitelist of the environment, plus `env`.
             return StdioServerParameters(command=command, args=args, env=dict(target.env) or None)
         if isinstance(target, SseLegacyTarget):
-            return sse_client(target.url, headers=dict(target.headers) or None)
+            return sse_client(
+                target.url,
+                headers=dict(target.headers) or None,
+                httpx_client_factory=_sdk_http_client_sharing_tls,
+            )
         assert isinstance(target, HttpTarget)
-        if authorization is not None:
-            auth = oauth_provider(target.url, authorization)
-            return _http_client_of_our_own(target.url, target.headers, auth)
-        if target.headers:
-            return _http_client_of_our_own(target.url, target.headers, None)
-        return target.url  # what an application passes: the SDK's own HTTP client
+        auth = None if authorization is None else oauth_provider(target.url, authorization)
+        return _http_client_of_our_own(target.url, target.headers, auth)
 
     def _callbacks(self, handlers: Handlers) -> dict[str, Any]:
         """Callbacks only for what the harness gave answers for: the SDK declares a

@@ -641,8 +641,7 @@ def _group_of(run_node: McpRun) -> list[McpRun]:
     pytest-xdist, the worker's whole share if the run is in it (`pytest_configure_node`),
     else its unit of work; every run of the session without xdist. Worker and scheduler
     make the same units: both number the collected runs. The window starts them in this
-    order: the runs of scenarios that wait on the client (`Scenario.waits_on_the_client`)
-    first, then collection order."""
+    order: `_start_rank`."""
     config = run_node.config
     worker_input = getattr(config, "workerinput", None)
     if _concurrent_runs(config) == 1:
@@ -669,13 +668,25 @@ def _group_of(run_node: McpRun) -> list[McpRun]:
             for n, g in numbers.items()
         }
         members: dict[int | str, list[McpRun]] = {}
-        # Runs that may wait out the time-out first: their waits then overlap the rest.
-        for nodeid, node in sorted(
-            nodes.items(), key=lambda n: not n[1].scenario.waits_on_the_client
-        ):
+        for nodeid, node in sorted(nodes.items(), key=_start_rank(nodes.values())):
             members.setdefault(group[nodeid], []).append(node)
         by_run = config.stash[_STASH_GROUPS] = {n: members[group[n]] for n in nodes}
     return by_run.get(run_node.nodeid, [run_node])
+
+
+def _start_rank(runs: Iterable[McpRun]) -> Callable[[tuple[str, McpRun]], tuple[bool, int]]:
+    """The order in which a group's runs start. Runs of scenarios that may wait on the
+    client up to the time-out go first, so their waits overlap the rest; among them, each
+    scenario's first run, then each one's second, and so on: a client that never does what
+    a scenario waits for keeps every run of it waiting, and in collection order the waits
+    of the scenarios collected last would start only after all the runs of the first."""
+    rank: dict[str, int] = {}
+    seen: dict[str, int] = {}
+    for run in runs:
+        if run.scenario.waits_on_the_client:
+            rank[run.nodeid] = seen.get(run.scenario.id, 0)
+            seen[run.scenario.id] = rank[run.nodeid] + 1
+    return lambda item: (item[0] not in rank, rank.get(item[0], 0))
 
 
 def _window(config: pytest.Config) -> RunWindow[ScenarioRun]:

@@ -907,6 +907,39 @@ class Logged(ReferenceClient):
     assert started[-1] == "list-and-call.json"
 
 
+def test_the_waiting_scenarios_runs_start_one_of_each_at_a_time() -> None:
+    """Among the runs that may wait on the client, each scenario's first run starts before
+    any scenario's second: a client that never does what two scenarios wait for keeps all
+    their runs waiting, and the second scenario's waits must not queue behind the first's
+    whole set. The rest keep collection order, after them."""
+    from harness.pytest_plugin import _start_rank
+
+    def run(nodeid: str, scenario: str, waits: bool) -> Any:
+        return SimpleNamespace(
+            nodeid=nodeid, scenario=SimpleNamespace(id=scenario, waits_on_the_client=waits)
+        )
+
+    runs = [
+        run("plain-1", "plain", False),
+        run("batch-1", "batch", True),
+        run("batch-2", "batch", True),
+        run("batch-3", "batch", True),
+        run("plain-2", "plain", False),
+        run("relisten-1", "relisten", True),
+        run("relisten-2", "relisten", True),
+    ]
+    order = sorted(((r.nodeid, r) for r in runs), key=_start_rank(runs))
+    assert [nodeid for nodeid, _ in order] == [
+        "batch-1",
+        "relisten-1",
+        "batch-2",
+        "relisten-2",
+        "batch-3",
+        "plain-1",
+        "plain-2",
+    ]
+
+
 def test_a_worker_goes_on_with_its_share_while_an_item_waits(pytester: pytest.Pytester) -> None:
     """Under xdist a worker's window has the worker's whole share from its first item: while
     the first run a worker started is held up (its client takes 4 s to connect), runs of

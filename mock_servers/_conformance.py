@@ -12,12 +12,11 @@ fault (harness/_preconditions.py), never as the client's.
 
 from __future__ import annotations
 
-import functools
 import json
 from collections.abc import Mapping
 from typing import Any
 
-from harness.protocol import Message, schema_document, validate
+from harness.protocol import Message, request_methods, validate
 from mock_servers._transcript import Transcript
 
 __all__ = [
@@ -88,17 +87,6 @@ def _is_jsonrpc(value: Any) -> bool:
     return isinstance(value, dict) and value.get("jsonrpc") == "2.0"
 
 
-@functools.cache
-def _client_requests(revision: str) -> frozenset[str]:
-    return frozenset(schema_document(revision)["x-mcp"]["client"]["requests"])
-
-
-# A script sends the same answers again and again (a repeated step, every scenario run of
-# a serve): a schema check costs milliseconds, its key microseconds. The verdict depends
-# on the message with its id reduced to the id's JSON type (the schemas check the type
-# only), the revision and the method answered.
-_VERDICTS: dict[tuple[str, str | None, str], tuple[str, str] | None] = {}
-_VERDICTS_LIMIT = 4096
 # A gate's verdicts on the results it saw, by the result's identity: the engine sends one
 # shared copy of a fixed reply in every answer (read-only, which the engine checks at the
 # end of the run), so a repeated answer needs not even the key's text. The memo holds each
@@ -106,27 +94,6 @@ _VERDICTS_LIMIT = 4096
 _SEEN_LIMIT = 256
 RESPONSE_MEMBERS = ("jsonrpc", "id", "result")
 """A plain response's members, in the order `Response.to_json` writes them."""
-
-
-def _verdict_key(
-    message: Any, revision: str, request_method: str | None
-) -> tuple[str, str | None, str] | None:
-    if not isinstance(message, Mapping):  # a batch: checked every time
-        return None
-    ident = message.get("id")
-    if isinstance(ident, str):
-        keyed = {**message, "id": ""}
-    elif isinstance(ident, int) and not isinstance(ident, bool):
-        keyed = {**message, "id": 0}
-    else:
-        keyed = dict(message)
-    try:
-        # Unsorted: the answers of one template keep their key order, and an order seen
-        # for the first time is a cache miss, never a wrong verdict.
-        text = json.dumps(keyed, allow_nan=False)
-    except (TypeError, ValueError):  # not plain JSON: check it every time
-        return None
-    return revision, request_method, text
 
 
 class SendGate:
@@ -151,7 +118,9 @@ class SendGate:
             # JSON-RPC 2.0 answers input whose id could not be read with id null; the MCP
             # schemas have no such case, and the answer is the JSON-RPC layer's own.
             return None
-        if request_method is not None and request_method not in _client_requests(self.revision):
+        if request_method is not None and request_method not in request_methods(
+            self.revision, "client"
+        ):
             request_method = None  # an unknown method has no result type: check the union
         seen = self._seen_key(as_json, request_method)
         if seen is not None and seen in self._seen:
@@ -178,16 +147,11 @@ class SendGate:
     def _problem(
         self, as_json: Mapping[str, Any], request_method: str | None
     ) -> tuple[str, str] | None:
-        key = _verdict_key(as_json, self.revision, request_method)
-        if key is not None and key in _VERDICTS:
-            return _VERDICTS[key]
+        # A message found valid before, with an id of the same type, costs only its key's
+        # text here (`validate` remembers them): a script sends the same answers again
+        # and again, and a stdio mock inherits what its fork server checked.
         problems = validate(as_json, self.revision, "server", request_method=request_method)
-        found = (problems[0].pointer, problems[0].reason) if problems else None
-        if key is not None:
-            if len(_VERDICTS) >= _VERDICTS_LIMIT:
-                _VERDICTS.clear()
-            _VERDICTS[key] = found
-        return found
+        return (problems[0].pointer, problems[0].reason) if problems else None
 
     def admit(
         self,

@@ -61,6 +61,7 @@ from harness.protocol import (
     validate,
     validate_definition,
 )
+from harness.protocol._schemas import _KNOWN_VALID
 from harness.strategies import mcp_messages, schema_values
 
 OFFICIAL_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "mcp-schemas"
@@ -1028,6 +1029,44 @@ def test_mcp_messages_are_valid_everywhere(
     if revision in ("2024-11-05", "2025-03-26") or not _has_null_or_fraction(message):
         # Elsewhere nulls and fractions may hit the two documented official narrowings.
         assert official_verdict(message, revision, direction) == []
+
+
+_JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=2) | st.dictionaries(st.text(), inner, max_size=2),
+    max_leaves=4,
+)
+
+
+@pytest.mark.parametrize("revision", REVISIONS)
+@given(data=st.data())
+def test_a_message_known_valid_says_nothing_of_one_with_another_id(
+    revision: str, data: st.DataObject
+) -> None:
+    """Messages found valid are remembered, their ids written by JSON type: another id of
+    the same type is as valid, and any other id is judged as if nothing were remembered
+    (5.0, "5" and true are not 5)."""
+    direction: Direction = data.draw(st.sampled_from(["client", "server"]))
+    message = data.draw(mcp_messages(revision, direction))
+    assume("id" in message)
+    note(message)
+    other = {**message, "id": data.draw(_JSON_VALUES)}
+    note(f"the same with the id {other['id']!r}")
+    _KNOWN_VALID.clear()
+    afresh = validate(other, revision, direction)
+    _KNOWN_VALID.clear()
+    assert validate(message, revision, direction) == []
+    assert _KNOWN_VALID  # remembered
+    assert validate(other, revision, direction) == afresh
+    if type(other["id"]) in (int, str):
+        assert afresh == []
+
+
+def test_a_message_known_valid_says_nothing_of_one_with_another_member() -> None:
+    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "add"}}
+    assert validate(call, "2025-06-18", "client") == []
+    wrong = {**call, "id": 2, "params": {"name": 5}}
+    assert [v.pointer for v in validate(wrong, "2025-06-18", "client")] == ["/params/name"]
 
 
 def test_mcp_messages_method_filter() -> None:

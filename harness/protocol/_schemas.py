@@ -34,6 +34,7 @@ __all__ = [
     "Direction",
     "Violation",
     "definition_names",
+    "request_methods",
     "schema_document",
     "validate",
     "validate_definition",
@@ -102,6 +103,12 @@ def schema_document(revision: str) -> dict[str, Any]:
     return copy.deepcopy(_document(_revision(revision)))
 
 
+@functools.cache
+def request_methods(revision: str, sender: Direction) -> frozenset[str]:
+    """The methods of the requests that `sender` sends at `revision`."""
+    return frozenset(_document(_revision(revision))["x-mcp"][sender]["requests"])
+
+
 def definition_names(revision: str) -> list[str]:
     """The names under `$defs` in the document of `revision`, sorted."""
     return sorted(_document(_revision(revision))["$defs"])
@@ -135,11 +142,58 @@ def validate(
     if direction not in _PEER:
         raise ValueError(f"direction must be 'client' or 'server', not {direction!r}")
     decoded: Any = message  # whatever JSON decoded to, whatever the annotation says
+    if not isinstance(decoded, Mapping | list):
+        return [Violation("", f"a JSON-RPC message must be an object, not {_describe(decoded)}")]
+    key = _valid_key(decoded, rev, direction, request_method)
+    if key is not None and key in _KNOWN_VALID:
+        return []
     if isinstance(decoded, Mapping):
-        return _dedupe(_message(decoded, rev, direction, request_method))
-    if isinstance(decoded, list):
-        return _dedupe(_batch(decoded, rev, direction, request_method))
-    return [Violation("", f"a JSON-RPC message must be an object, not {_describe(decoded)}")]
+        violations = _dedupe(_message(decoded, rev, direction, request_method))
+    else:
+        violations = _dedupe(_batch(decoded, rev, direction, request_method))
+    if key is not None and not violations:
+        if len(_KNOWN_VALID) >= _KNOWN_VALID_MAX:
+            _KNOWN_VALID.clear()
+        _KNOWN_VALID.add(key)
+    return violations
+
+
+_KNOWN_VALID: set[str] = set()
+"""Messages found valid in this process, as `_valid_key` writes them. The same messages
+come again and again (every run's initialize result, tools/list, the calls of the same
+drive), and checking one against the schema takes about 2 ms."""
+_KNOWN_VALID_MAX = 8192
+_KNOWN_VALID_LONGEST = 16384
+
+
+def _valid_key(
+    message: Mapping[str, Any] | list[Any],
+    rev: Revision,
+    direction: Direction,
+    request_method: str | None,
+) -> str | None:
+    """What validity depends on, as one string: the message as JSON text with each
+    member's JSON-RPC id written as the first id of its JSON type (the schema asks of an
+    id only that it be a string or an integer, so 7 and 8 are alike, 7 and "7" and 7.0
+    and true are not), the revision, the sender and the request answered. Only valid
+    messages are remembered, so a violation's text (which may quote the id) is always
+    worked out anew. None for what JSON text cannot hold, and for a large message (a
+    payload test's): it is not kept."""
+
+    def typical(member: Any) -> Any:
+        if not isinstance(member, Mapping) or "id" not in member:
+            return member
+        kind = type(member["id"])
+        return {**member, "id": 0 if kind is int else "" if kind is str else member["id"]}
+
+    shown = typical(message) if isinstance(message, Mapping) else [typical(m) for m in message]
+    try:
+        text = json.dumps(shown, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError):
+        return None
+    if len(text) > _KNOWN_VALID_LONGEST:
+        return None
+    return f"{rev} {direction} {request_method}\n{text}"
 
 
 def _batch(

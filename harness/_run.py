@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import functools
 import os
 import socket
 import sys
@@ -421,7 +420,7 @@ class Scenario:
     others, so that those waits overlap the rest of its work instead of ending it."""
 
     def load(self) -> Script:
-        return _load(fixtures_root() / self.script)
+        return load_script(fixtures_root() / self.script)  # checked once per process
 
     def matrix(self) -> Iterator[tuple[str, str]]:
         script = self.load()
@@ -431,25 +430,6 @@ class Scenario:
             for transport in self.transports or script.transports:
                 if transport in script.transports and transport in transports_for(revision):
                     yield revision, transport
-
-
-def _load(path: Path) -> Script:
-    """The script at `path`, checked once per process while the file is unchanged.
-
-    Checking a script (its format, and every scripted message against the schema) takes
-    milliseconds, and collection and every run of a scenario load it. A Script is frozen
-    and the mocks copy what they send from it (a `serve` mock shares one across its
-    sessions), so runs may share it. A broken script raises its ScriptError every time."""
-    try:
-        stat = path.stat()
-    except OSError:
-        return load_script(path)  # its ScriptError says what is wrong
-    return _checked_script(str(path), stat.st_mtime_ns, stat.st_size)
-
-
-@functools.cache
-def _checked_script(path: str, _mtime_ns: int, _size: int) -> Script:
-    return load_script(path)
 
 
 @dataclass

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import difflib
 import json
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cache, cached_property
+from functools import cache, cached_property, lru_cache
 from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
@@ -206,8 +207,26 @@ def default_transports(revisions: Sequence[str]) -> tuple[Transport, ...]:
 
 
 def load_script(path: str | Path) -> Script:
-    """Read, check and return the script at `path` (ScriptError on any problem)."""
-    path = Path(path)
+    """Read, check and return the script at `path` (ScriptError on any problem).
+
+    Checked once per process while the file is unchanged (its size and modification
+    time): checking a script (its format, and every scripted message against the schema)
+    takes tens of milliseconds, and collection, every run and every stdio mock load it. A
+    Script is frozen and the mocks copy what they send from it, so sharing one is safe. A
+    broken script raises its ScriptError every time."""
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return _read_script(Path(path))  # its ScriptError says what is wrong
+    return _checked_script(str(path), os.path.abspath(path), stat.st_mtime_ns, stat.st_size)
+
+
+@lru_cache(maxsize=512)
+def _checked_script(source: str, _where: str, _mtime_ns: int, _size: int) -> Script:
+    return _read_script(Path(source))
+
+
+def _read_script(path: Path) -> Script:
     source = str(path)
     try:
         text = path.read_text(encoding="utf-8")

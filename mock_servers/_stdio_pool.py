@@ -246,8 +246,8 @@ def _exact(conn: socket.socket, size: int) -> bytes | None:
 def _serve(address: str) -> int:
     # Everything a mock imports, imported once here, and every revision's schema loaded
     # (the send gate checks each message a mock writes): the children inherit it all.
-    import mock_servers._stdio  # noqa: F401
     from harness.protocol import REVISIONS, validate
+    from mock_servers._stdio import preload
     from mock_servers._version import package_version
 
     for revision in REVISIONS:
@@ -299,6 +299,7 @@ def _serve(address: str) -> int:
                         conn.close()
                         continue
                     cwd, argv, fds = received
+                    preload(argv, cwd)  # once per script: every later child inherits it
                     sys.stdout.flush()
                     pid = os.fork()
                     if pid == 0:

@@ -211,6 +211,29 @@ def test_a_scenario_script_is_checked_once_and_read_again_when_it_changes(
         scenario.load()
 
 
+def test_a_fork_server_checks_each_script_once_before_it_forks(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The stdio pool loads the script a mock will serve before forking it (`preload`), so
+    every mock of that script finds it checked; argv it cannot read is left for the mock to
+    report, with nothing printed by the pool and nothing raised."""
+    from mock_servers._script import _checked_script
+    from mock_servers._stdio import preload
+
+    script = fixtures_root() / "tools" / "list-and-call.json"
+    folder = str(tmp_path)
+    before = _checked_script.cache_info()
+    preload([str(script), "--revision", "2025-11-25", "--append-transcript"], folder)
+    loaded = _checked_script.cache_info()
+    assert (loaded.hits, loaded.misses) != (before.hits, before.misses)  # looked up here
+    preload(["--revision", "2025-11-25", str(script)], folder)
+    assert _checked_script.cache_info().hits == loaded.hits + 1  # the second time: no check
+    (tmp_path / "broken.json").write_text("{", encoding="utf-8")
+    for argv in (["broken.json"], ["missing.json"], ["--help"], ["--no-such-option"], []):
+        preload(argv, folder)
+    assert capsys.readouterr() == ("", "")
+
+
 def test_a_whole_run_gives_the_pinned_verdicts(tmp_path: Path) -> None:
     """The reference client through the whole suite under xdist, as `mcp-testbench run`
     does: every item's status is the pinned one (speed work changes no verdict)."""

@@ -24,8 +24,6 @@ from typing import Any, ClassVar, Literal
 
 import anyio
 import httpx
-from jsonschema import Draft202012Validator, SchemaError, ValidationError, validators
-from referencing.exceptions import Unresolvable
 
 from harness.clients._contract import (
     FEATURES,
@@ -881,6 +879,10 @@ class ReferenceClient:
             raise ClientError(
                 "other", f"tool {name!r} has an outputSchema but no structuredContent"
             )
+        # Imported here: a driver process that never meets an outputSchema starts without it.
+        from jsonschema import Draft202012Validator, SchemaError, ValidationError, validators
+        from referencing.exceptions import Unresolvable
+
         # 2025-11-25+: a schema without $schema is JSON Schema 2020-12. $ref to the
         # network is never fetched (the default registry retrieves nothing).
         validator = validators.validator_for(schema, default=Draft202012Validator)

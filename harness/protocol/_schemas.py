@@ -16,11 +16,7 @@ import json
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from importlib import resources
-from typing import Any, Final, Literal
-
-from jsonschema import Draft202012Validator, ValidationError
-from referencing import Registry
-from referencing.jsonschema import DRAFT202012
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from harness.protocol._revisions import (
     REVISIONS,
@@ -29,6 +25,12 @@ from harness.protocol._revisions import (
     check_revision,
     is_stateless,
 )
+
+if TYPE_CHECKING:
+    # Imported when first needed (_registry, _validator): jsonschema's import is a quarter
+    # of a driver process's start (its client never validates), and of the CLI's.
+    from jsonschema import Draft202012Validator, ValidationError
+    from referencing import Registry
 
 __all__ = [
     "Direction",
@@ -74,6 +76,9 @@ def _document(revision: Revision) -> dict[str, Any]:
 
 @functools.cache
 def _registry(revision: Revision) -> Registry[Any]:
+    from referencing import Registry
+    from referencing.jsonschema import DRAFT202012
+
     document = _document(revision)
     registry: Registry[Any] = Registry().with_resource(
         document["$id"], DRAFT202012.create_resource(document)
@@ -88,6 +93,8 @@ def _validator(revision: Revision, name: str) -> Draft202012Validator:
         close = difflib.get_close_matches(name, document["$defs"], n=3)
         hint = f"; did you mean {', '.join(close)}?" if close else ""
         raise ValueError(f"no definition {name!r} in the MCP {revision} schema{hint}")
+    from jsonschema import Draft202012Validator
+
     # No format checker: formats (uri, byte, ...) are annotations in the spec's schemas.
     return Draft202012Validator(
         {"$ref": f"{document['$id']}#/$defs/{name}"}, registry=_registry(revision)

@@ -8,7 +8,6 @@ driver protocol v1 that vs_official.py runs in process, so the two are comparabl
 
 from __future__ import annotations
 
-import asyncio
 import runpy
 import sys
 from pathlib import Path
@@ -21,4 +20,4 @@ if __name__ == "__main__":
 
     driver = runpy.run_path(str(ROOT / "examples" / "drivers" / "python" / "driver.py"))
     driver["Driver"].__init__.__globals__["ReferenceClient"] = McpSdkClient
-    sys.exit(asyncio.run(driver["main"]()))
+    driver["run"]()

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from harness._run_window import RunWindow
     from harness._verdicts import Verdict
     from harness.clients._contract import McpClient
+    from harness.clients._driver import DriverPool
 
 __all__ = ["McpCheckFailed", "mcp_client_factory"]
 
@@ -46,6 +47,7 @@ _STASH_FACTORY: pytest.StashKey[Callable[[], McpClient]] = pytest.StashKey()
 _STASH_GROUPS: pytest.StashKey[dict[str, list[McpRun]]] = pytest.StashKey()
 _STASH_WINDOW: pytest.StashKey[RunWindow[ScenarioRun]] = pytest.StashKey()
 _STASH_RESTORE_ENV: pytest.StashKey[Callable[[], None]] = pytest.StashKey()
+_STASH_POOL: pytest.StashKey[DriverPool] = pytest.StashKey()
 _UNIT_RUNS = 16
 """Scenario runs in one unit of pytest-xdist's work, the units being dealt out to the
 workers in turn: neighbouring runs (a scenario's revisions and transports) stay together,
@@ -311,6 +313,32 @@ def check_driver(driver: str, timeout: float) -> None:
         ) from None
 
 
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Warm the driver processes this process will need first (`DriverPool.warm`): as
+    many as its window keeps working at once, fewer for a smaller share of runs."""
+    config = session.config
+    if not _active(config) or config.option.collectonly or not config.getoption("mcp_driver"):
+        return
+    runs = {item.parent for item in session.items if isinstance(item, McpCheckItem)}
+    worker_input = getattr(config, "workerinput", None)
+    workers = int(worker_input["workercount"]) if worker_input is not None else 1
+    share = -(-len(runs) // workers)
+    _driver_pool(config).warm(min(_concurrent_runs(config), share))
+
+
+def _driver_pool(config: pytest.Config) -> DriverPool:
+    """This process's driver pool, made on first use; it ends what it kept with the session."""
+    from harness.clients._driver import DriverPool
+
+    pool = config.stash.get(_STASH_POOL, None)
+    if pool is None:
+        # A driver that offers reuse (1.1) keeps its process across scenarios; any other
+        # gets a process per scenario.
+        pool = config.stash[_STASH_POOL] = DriverPool(driver_argv(config.getoption("mcp_driver")))
+        config.add_cleanup(pool.close)
+    return pool
+
+
 @pytest.fixture(scope="session")
 def mcp_client_factory(pytestconfig: pytest.Config) -> Callable[[], McpClient]:
     """What creates the client under test: one fresh client per scenario run.
@@ -320,15 +348,8 @@ def mcp_client_factory(pytestconfig: pytest.Config) -> Callable[[], McpClient]:
     """
     if _STASH_FACTORY in pytestconfig.stash:
         return pytestconfig.stash[_STASH_FACTORY]
-    driver = pytestconfig.getoption("mcp_driver")
-    if driver:
-        from harness.clients._driver import DriverPool
-
-        # A driver that offers reuse (1.1) keeps its process across scenarios; any other
-        # gets a process per scenario. The pool ends what it kept with the session.
-        pool = DriverPool(driver_argv(driver))
-        pytestconfig.add_cleanup(pool.close)
-        return pool.client
+    if pytestconfig.getoption("mcp_driver"):
+        return _driver_pool(pytestconfig).client
     raise pytest.UsageError(
         "no client to test: pass --mcp-client=MODULE:ATTR or --mcp-driver=CMD, "
         "or override the mcp_client_factory fixture in a conftest.py"

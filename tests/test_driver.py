@@ -790,6 +790,117 @@ def test_a_run_skipped_by_the_declaration_starts_no_driver_process(tmp_path: Pat
         pool.close()
 
 
+# A 1.1 driver that offers reuse and notes in the file it is given when each process
+# starts, when it is asked to close, and when it exits (a while after the close: the
+# interpreter's tear-down). Before its hello it writes its pid to the FIFO it may be given.
+NOTING_DRIVER = """
+import json, os, sys, time
+
+notes_file = sys.argv[1]
+def note(what):
+    with open(notes_file, "a") as notes:
+        notes.write(f"{what} {os.getpid()}\\n")
+note("started")
+if len(sys.argv) > 2:
+    with open(sys.argv[2], "w") as fifo:
+        fifo.write(str(os.getpid()))
+    time.sleep(60)
+print(json.dumps({"hello": "mcp-testbench-driver/1.1", "client": {"name": "noting",
+      "version": "1"}, "supports": ["stdio", "tools"], "reuse": True}), flush=True)
+for line in sys.stdin:
+    command = json.loads(line)
+    if command["op"] == "close":
+        note("closing")
+    print(json.dumps({"id": command["id"], "ok": True, "value": {}}), flush=True)
+    if command["op"] == "close":
+        break
+time.sleep(0.5)
+note("exited")
+"""
+
+
+def test_warmed_driver_processes_serve_the_first_scenarios(tmp_path: Path) -> None:
+    """`warm` starts the processes ahead of the scenarios, which take them instead of
+    starting their own; closing the pool closes its processes all at once (each asked to
+    close before any has exited), not one after the other."""
+    from harness.clients._driver import DriverPool
+
+    notes = tmp_path / "notes"
+    pool = DriverPool([*write_script(tmp_path, "noting_driver.py", NOTING_DRIVER), str(notes)])
+
+    async def two_scenarios_at_once() -> None:
+        clients = [pool.client(), pool.client()]
+        with anyio.fail_after(BOUND):
+            for client in clients:
+                await client.prepare()
+                await client.connect(NO_TARGET, ConnectOptions(timeout=5))
+            for client in clients:
+                await client.close()
+
+    try:
+        pool.warm(2)
+        anyio.run(two_scenarios_at_once)
+        assert len(pool._idle) == 2
+    finally:
+        pool.close()
+    lines = notes.read_text().split("\n")
+    assert sum(line.startswith("started") for line in lines) == 2, lines  # the warmed two
+    closing = [n for n, line in enumerate(lines) if line.startswith("closing")]
+    exited = [n for n, line in enumerate(lines) if line.startswith("exited")]
+    assert len(closing) == len(exited) == 2, lines
+    assert max(closing) < min(exited), f"closed one after the other: {lines}"
+
+
+def test_a_warmed_start_that_fails_is_the_error_of_the_scenario_that_takes_it(
+    tmp_path: Path,
+) -> None:
+    from harness.clients._driver import DriverPool
+
+    pool = DriverPool(write_script(tmp_path, "exits.py", "import sys\nsys.exit(3)\n"))
+
+    async def scenario() -> None:
+        client = pool.client()
+        try:
+            with anyio.fail_after(BOUND):
+                await client.prepare()
+        finally:
+            with anyio.fail_after(BOUND):
+                await client.close()
+
+    try:
+        pool.warm(1)
+        with pytest.raises(ClientError) as caught:
+            anyio.run(scenario)
+    finally:
+        pool.close()
+    assert caught.value.kind == "crash"
+    assert "exited (code 3)" in caught.value.message
+
+
+def test_closing_the_pool_while_a_warmed_driver_starts_ends_its_process(tmp_path: Path) -> None:
+    """A warmed process that has not said hello yet when the run ends (no scenario took
+    it) does not outlive the pool."""
+    import select
+
+    from harness.clients._driver import DriverPool
+
+    fifo = tmp_path / "pid"
+    os.mkfifo(fifo)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    argv = write_script(tmp_path, "noting_driver.py", NOTING_DRIVER)
+    pool = DriverPool([*argv, str(tmp_path / "notes"), str(fifo)])
+    try:
+        pool.warm(1)
+        ready, _, _ = select.select([reader], [], [], BOUND)
+        assert ready, "the warmed driver did not start"
+        pid = int(os.read(reader, 64))
+    finally:
+        os.close(reader)
+        pool.close()
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)  # ended and reaped by close()
+
+
 def test_a_hello_that_changes_between_processes_is_a_clear_error(tmp_path: Path) -> None:
     from harness.clients._driver import DriverPool
 

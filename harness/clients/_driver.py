@@ -78,6 +78,7 @@ class DriverClient:
         self._known_hello = dict(known_hello) if known_hello is not None else None
         self._hello: dict[str, Any] = dict(known_hello or {})
         self._hello_seen: asyncio.Future[dict[str, Any]] | None = None
+        self._starting: asyncio.Task[None] | None = None
         self._options = ConnectOptions()
         self._exit_note = ""
         # Ids whose replies nobody awaits any more (a cancelled command, a `cancel`): their
@@ -125,9 +126,15 @@ class DriverClient:
         return seen is not None and seen.done() and not seen.cancelled() and not seen.exception()
 
     async def prepare(self) -> None:
-        """Start the driver and read its hello (the harness calls this before anything)."""
-        if self._process is not None:
-            return
+        """Start the driver and read its hello (the harness calls this before anything).
+        The start happens once: a second call, or one made while the start is under way
+        (a pool warms processes before scenarios take them), waits for the same start and
+        sees how it went."""
+        if self._starting is None:
+            self._starting = asyncio.get_running_loop().create_task(self._start())
+        await asyncio.shield(self._starting)
+
+    async def _start(self) -> None:
         loop = asyncio.get_running_loop()
         self._hello_seen = loop.create_future()
         try:
@@ -464,6 +471,16 @@ class DriverClient:
 
     async def close(self) -> None:
         """Ask the driver to close, then make sure it is gone: stdin closed, SIGTERM, SIGKILL."""
+        starting = self._starting
+        if starting is not None and not starting.done():
+            # A start nobody waits for any more (a warmed process at the run's end): it
+            # stops where it is; a process it made is ended below like any other.
+            starting.cancel()
+            await asyncio.wait([starting])
+            if self._hello_seen is not None and not self._hello_seen.done():
+                self._hello_seen.cancel()  # nobody will read what the exit would set
+        if starting is not None and starting.done() and not starting.cancelled():
+            starting.exception()  # seen here: its waiter, if any, reported it
         process = self._process
         if process is None:
             return
@@ -571,9 +588,23 @@ class DriverPool:
 
     def client(self) -> DriverClient | PooledDriver:
         """The client for one scenario."""
-        if self.reuse is False:
+        with self._lock:
+            warmed = bool(self._idle)
+        if self.reuse is False and not warmed:
             return DriverClient(self.argv, known_hello=self.hello, **self._options)
         return PooledDriver(self)
+
+    def warm(self, count: int) -> None:
+        """Start `count` processes now, for the scenarios to come. A driver's start is
+        mostly its client library's imports (a second of CPU for the Python SDK): started
+        while pytest still collects, it is not paid inside the first runs, each holding a
+        place in the run window meanwhile. A start that fails is reported by the scenario
+        that takes the process, as if it had started it itself."""
+        host = self._host_loop()
+        for _ in range(count):
+            driver = DriverClient(self.argv, **self._options)
+            self._keep(driver)
+            asyncio.run_coroutine_threadsafe(_warm(driver), host.loop)
 
     def _learn(self, driver: DriverClient) -> None:
         self.reuse = driver.reusable
@@ -594,15 +625,21 @@ class DriverPool:
             self._idle.append(driver)
 
     def close(self) -> None:
+        """End every kept process, all at once: each close waits for its process to exit
+        (a driver's interpreter takes a while to tear down), so one after the other added
+        those waits to the end of every run."""
         with self._lock:
             idle, self._idle = self._idle, []
             host, self._host = self._host, None
         if host is None:
             return
-        for driver in idle:
-            future = asyncio.run_coroutine_threadsafe(driver.close(), host.loop)
-            with contextlib.suppress(Exception):
-                future.result(30.0)
+
+        async def close_all() -> None:
+            await asyncio.gather(*(driver.close() for driver in idle), return_exceptions=True)
+
+        future = asyncio.run_coroutine_threadsafe(close_all(), host.loop)
+        with contextlib.suppress(Exception):
+            future.result(45.0)  # each close is bounded (about 30 s at worst)
         host.stop()
 
 
@@ -688,6 +725,11 @@ class PooledDriver:
             self._pool._keep(driver)
             return
         await self._host.run(driver.close())
+
+
+async def _warm(driver: DriverClient) -> None:
+    with contextlib.suppress(ClientError):  # the scenario that takes it will see it again
+        await driver.prepare()
 
 
 async def _reset(driver: DriverClient) -> bool:

@@ -838,6 +838,8 @@ def test_warmed_driver_processes_serve_the_first_scenarios(tmp_path: Path) -> No
                 await client.close()
 
     try:
+        pool.warm(0)  # a worker whose share is empty: nothing starts
+        assert pool._host is None
         pool.warm(2)
         anyio.run(two_scenarios_at_once)
         assert len(pool._idle) == 2

@@ -597,9 +597,11 @@ class DriverPool:
     def warm(self, count: int) -> None:
         """Start `count` processes now, for the scenarios to come. A driver's start is
         mostly its client library's imports (a second of CPU for the Python SDK): started
-        while pytest still collects, it is not paid inside the first runs, each holding a
-        place in the run window meanwhile. A start that fails is reported by the scenario
-        that takes the process, as if it had started it itself."""
+        as soon as pytest has collected, it is not paid inside the first runs, each of
+        them holding a place in the run window meanwhile. A start that fails is reported
+        by the scenario that takes the process, as if it had started it itself."""
+        if count < 1:  # nothing to start: no host thread either
+            return
         host = self._host_loop()
         for _ in range(count):
             driver = DriverClient(self.argv, **self._options)

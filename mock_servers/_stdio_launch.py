@@ -70,11 +70,7 @@ def _relay(conn: _socket.socket) -> bytes | None:
     poller.register(conn.fileno(), select.POLLIN)
     poller.register(0, select.POLLIN)
     while True:
-        try:
-            ready = poller.poll()
-        except InterruptedError:
-            continue
-        for fd, _ in ready:
+        for fd, _ in poller.poll():  # a signal forwarded meanwhile: poll resumes (PEP 475)
             if fd != 0:
                 return _read_exact(conn, _STATUS.size)
             try:

@@ -37,7 +37,7 @@ from harness.clients import (
     StdioTarget,
 )
 from harness.clients._contract import Target
-from harness.clients._driver import DriverClient
+from harness.clients._driver import DriverClient, DriverPool
 from mock_servers._fixtures import fixtures_root
 from mock_servers._script import load_script, parse_script
 from mock_servers._stdio import stdio_command
@@ -661,7 +661,7 @@ def test_a_reusable_driver_keeps_its_process_across_scenarios(tmp_path: Path) ->
     """Each scenario runs on an event loop of its own (harness/_run.py); the pool keeps a
     reusable driver's process on a loop of its own, and each scenario gets a new client
     in it; closing the pool ends the process."""
-    from harness.clients._driver import DriverPool, PooledDriver
+    from harness.clients._driver import PooledDriver
 
     pool = DriverPool([sys.executable, str(PYTHON_DRIVER)])
     seen: list[tuple[int, frozenset[str]]] = []
@@ -698,7 +698,6 @@ def test_scenario_runs_give_the_kept_driver_back_to_the_pool() -> None:
     read must not take the process kept for the next scenario (it stranded it, alive,
     and started a process per scenario)."""
     from harness._run import execute
-    from harness.clients._driver import DriverPool
     from harness.suite import SCENARIOS
 
     scenario = next(s for s in SCENARIOS if s.id == "lifecycle-handshake")
@@ -720,22 +719,25 @@ def test_scenario_runs_give_the_kept_driver_back_to_the_pool() -> None:
         os.kill(process.pid, 0)  # the one process, ended and reaped by close()
 
 
-def test_a_driver_without_reuse_gets_a_process_per_scenario(
-    fake_driver: Callable[..., list[str]],
-) -> None:
-    from harness.clients._driver import DriverPool
-
-    pool = DriverPool(fake_driver("plain"))
-
-    async def scenario() -> None:
-        client = pool.client()
+async def one_scenario(pool: DriverPool) -> None:
+    """What a scenario asks of its pooled driver client here: start it (or take a kept
+    process), connect, and close it whatever happened, each step bounded."""
+    client = pool.client()
+    try:
         with anyio.fail_after(BOUND):
             await client.prepare()
             await client.connect(NO_TARGET, ConnectOptions(timeout=5))
+    finally:
+        with anyio.fail_after(BOUND):
             await client.close()
 
+
+def test_a_driver_without_reuse_gets_a_process_per_scenario(
+    fake_driver: Callable[..., list[str]],
+) -> None:
+    pool = DriverPool(fake_driver("plain"))
     try:
-        anyio.run(scenario)
+        anyio.run(one_scenario, pool)
         assert pool.reuse is False
         assert not pool._idle
         assert isinstance(pool.client(), DriverClient)  # the plain binding from now on
@@ -768,7 +770,6 @@ def test_a_run_skipped_by_the_declaration_starts_no_driver_process(tmp_path: Pat
     """A driver without reuse: the pool knows its hello from the first process, so a run
     the hello does not declare (HTTP, here) is a SKIP without a process of its own."""
     from harness._run import execute
-    from harness.clients._driver import DriverPool
     from harness.suite import SCENARIOS
 
     starts = tmp_path / "starts"
@@ -823,8 +824,6 @@ def test_warmed_driver_processes_serve_the_first_scenarios(tmp_path: Path) -> No
     """`warm` starts the processes ahead of the scenarios, which take them instead of
     starting their own; closing the pool closes its processes all at once (each asked to
     close before any has exited), not one after the other."""
-    from harness.clients._driver import DriverPool
-
     notes = tmp_path / "notes"
     pool = DriverPool([*write_script(tmp_path, "noting_driver.py", NOTING_DRIVER), str(notes)])
 
@@ -856,23 +855,11 @@ def test_warmed_driver_processes_serve_the_first_scenarios(tmp_path: Path) -> No
 def test_a_warmed_start_that_fails_is_the_error_of_the_scenario_that_takes_it(
     tmp_path: Path,
 ) -> None:
-    from harness.clients._driver import DriverPool
-
     pool = DriverPool(write_script(tmp_path, "exits.py", "import sys\nsys.exit(3)\n"))
-
-    async def scenario() -> None:
-        client = pool.client()
-        try:
-            with anyio.fail_after(BOUND):
-                await client.prepare()
-        finally:
-            with anyio.fail_after(BOUND):
-                await client.close()
-
     try:
         pool.warm(1)
         with pytest.raises(ClientError) as caught:
-            anyio.run(scenario)
+            anyio.run(one_scenario, pool)
     finally:
         pool.close()
     assert caught.value.kind == "crash"
@@ -883,8 +870,6 @@ def test_closing_the_pool_while_a_warmed_driver_starts_ends_its_process(tmp_path
     """A warmed process that has not said hello yet when the run ends (no scenario took
     it) does not outlive the pool."""
     import select
-
-    from harness.clients._driver import DriverPool
 
     fifo = tmp_path / "pid"
     os.mkfifo(fifo)
@@ -904,25 +889,12 @@ def test_closing_the_pool_while_a_warmed_driver_starts_ends_its_process(tmp_path
 
 
 def test_a_hello_that_changes_between_processes_is_a_clear_error(tmp_path: Path) -> None:
-    from harness.clients._driver import DriverPool
-
     argv = write_script(tmp_path, "counting_driver.py", COUNTING_DRIVER)
     pool = DriverPool([*argv, str(tmp_path / "starts"), "counting"])
-
-    async def scenario() -> None:
-        client = pool.client()
-        try:
-            with anyio.fail_after(BOUND):
-                await client.prepare()
-                await client.connect(NO_TARGET, ConnectOptions(timeout=5))
-        finally:
-            with anyio.fail_after(BOUND):
-                await client.close()
-
     try:
-        anyio.run(scenario)  # the first process: its hello is the one the pool keeps
+        anyio.run(one_scenario, pool)  # the first process: its hello is the one the pool keeps
         with pytest.raises(ClientError) as caught:
-            anyio.run(scenario)
+            anyio.run(one_scenario, pool)
     finally:
         pool.close()
     assert caught.value.kind == "other"

@@ -479,7 +479,7 @@ class DriverClient:
             await asyncio.wait([starting])
             if self._hello_seen is not None and not self._hello_seen.done():
                 self._hello_seen.cancel()  # nobody will read what the exit would set
-        if starting is not None and starting.done() and not starting.cancelled():
+        if starting is not None and not starting.cancelled():
             starting.exception()  # seen here: its waiter, if any, reported it
         process = self._process
         if process is None:

@@ -48,12 +48,14 @@ _STASH_GROUPS: pytest.StashKey[dict[str, list[McpRun]]] = pytest.StashKey()
 _STASH_WINDOW: pytest.StashKey[RunWindow[ScenarioRun]] = pytest.StashKey()
 _STASH_RESTORE_ENV: pytest.StashKey[Callable[[], None]] = pytest.StashKey()
 _STASH_POOL: pytest.StashKey[DriverPool] = pytest.StashKey()
+_STASH_HELLO: pytest.StashKey[dict[str, Any]] = pytest.StashKey()
 _UNIT_RUNS = 16
 """Scenario runs in one unit of pytest-xdist's work, the units being dealt out to the
 workers in turn: neighbouring runs (a scenario's revisions and transports) stay together,
 and each worker still gets a mix of the suite's scenarios."""
 _UNIT_INPUT = "mcp_testbench_unit_runs"
 _SHARE_INPUT = "mcp_testbench_share"
+_HELLO_INPUT = "mcp_testbench_driver_hello"
 _GROUP_SCOPE = f"{_SUITE}::group "
 _STASH_POSITIONS: pytest.StashKey[list[str]] = pytest.StashKey()
 _STALE_RUN = 2.0
@@ -204,7 +206,7 @@ def pytest_configure(config: pytest.Config) -> None:
         config.stash[_STASH_FACTORY] = load_factory(spec)  # a bad MODULE:ATTR is a usage error now
     driver = config.getoption("mcp_driver")
     if driver and not hasattr(config, "workerinput"):  # once, in the controller
-        check_driver(driver, config.getoption("mcp_timeout"))
+        config.stash[_STASH_HELLO] = check_driver(driver, config.getoption("mcp_timeout"))
     for report in config.getoption("mcp_report") or []:
         if Path(report).suffix not in (".json", ".md", ".html"):
             raise pytest.UsageError(
@@ -282,10 +284,10 @@ def driver_argv(driver: str) -> list[str]:
     return argv
 
 
-def check_driver(driver: str, timeout: float) -> None:
+def check_driver(driver: str, timeout: float) -> dict[str, Any]:
     """Start the driver once, before any scenario, and read its hello: a driver that
     cannot start, exits, prints garbage or never says hello is one clear error in
-    seconds, not a BLOCKED item per scenario after a wait each."""
+    seconds, not a BLOCKED item per scenario after a wait each. Returns the hello."""
     import anyio
 
     from harness.clients._contract import ClientError
@@ -311,6 +313,7 @@ def check_driver(driver: str, timeout: float) -> None:
             + "  A driver prints its hello line first (docs/driver-protocol.md); run the "
             "command by hand to see what it does."
         ) from None
+    return client.hello
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
@@ -334,7 +337,14 @@ def _driver_pool(config: pytest.Config) -> DriverPool:
     if pool is None:
         # A driver that offers reuse (1.1) keeps its process across scenarios; any other
         # gets a process per scenario.
-        pool = config.stash[_STASH_POOL] = DriverPool(driver_argv(config.getoption("mcp_driver")))
+        # The controller's check saw the hello (a worker gets it from the controller):
+        # how many scenarios a process holds is known before any process starts.
+        hello = config.stash.get(_STASH_HELLO, None)
+        worker_input = getattr(config, "workerinput", None)
+        if worker_input is not None and worker_input.get(_HELLO_INPUT):
+            hello = json.loads(worker_input[_HELLO_INPUT])
+        argv = driver_argv(config.getoption("mcp_driver"))
+        pool = config.stash[_STASH_POOL] = DriverPool(argv, hello=hello)
         config.add_cleanup(pool.close)
     return pool
 
@@ -646,11 +656,15 @@ def pytest_configure_node(node: Any) -> None:
     worker count; if not, a unit is one run) and, to each of the first `workercount`
     workers, its position: the share of units it gets up front (`_share_of`). A worker
     started later, in place of one that crashed, has no share. A worker cannot see the
-    controller's `--dist`: xdist sets the worker's own to "no"."""
+    controller's `--dist`: xdist sets the worker's own to "no". It also passes on the
+    driver's hello from the controller's check (`_driver_pool`)."""
     if not _active(node.config):
         return
     units = _units_in_use(node.config)
     node.workerinput[_UNIT_INPUT] = units
+    hello = node.config.stash.get(_STASH_HELLO, None)
+    if hello is not None:
+        node.workerinput[_HELLO_INPUT] = json.dumps(hello)
     positions = node.config.stash.setdefault(_STASH_POSITIONS, [])
     if units and len(positions) < int(node.workerinput["workercount"]):
         node.workerinput[_SHARE_INPUT] = len(positions)

@@ -675,7 +675,7 @@ def test_a_reusable_driver_keeps_its_process_across_scenarios(tmp_path: Path) ->
             await client.connect(target, ConnectOptions(timeout=5, on_event=events.append))
             names = {t["name"] for t in (await client.list_tools())["tools"]}
             await client.close()
-        process = pool._idle[0]._process
+        process = pool._kept[0].process
         assert process is not None
         seen.append((process.pid, frozenset(names)))
 
@@ -686,7 +686,7 @@ def test_a_reusable_driver_keeps_its_process_across_scenarios(tmp_path: Path) ->
         assert seen[0][1] == seen[1][1] == TOOL_NAMES
         assert pool.reuse is True
     finally:
-        process = pool._idle[0]._process if pool._idle else None
+        process = pool._kept[0].process if pool._kept else None
         pool.close()
     assert process is not None
     with pytest.raises(ProcessLookupError):
@@ -702,18 +702,18 @@ def test_scenario_runs_give_the_kept_driver_back_to_the_pool() -> None:
 
     scenario = next(s for s in SCENARIOS if s.id == "lifecycle-handshake")
     pool = DriverPool([sys.executable, str(PYTHON_DRIVER)])
-    kept: list[DriverClient] = []
+    kept: list[Any] = []  # the pool's processes
     try:
         for _ in range(2):
             run = execute(scenario, REVISION, "stdio", pool.client, op_timeout=5)
             assert run.harness_error is None
             assert all(o.ok for o in run.operations), run.operations
-            kept.append(pool._idle[0])
-            assert len(pool._idle) == 1
+            kept.append(pool._kept[0])
+            assert len(pool._kept) == 1
         assert kept[0] is kept[1], "the second scenario started a driver of its own"
     finally:
         pool.close()
-    process = kept[0]._process
+    process = kept[0].process
     assert process is not None
     with pytest.raises(ProcessLookupError):
         os.kill(process.pid, 0)  # the one process, ended and reaped by close()
@@ -739,7 +739,7 @@ def test_a_driver_without_reuse_gets_a_process_per_scenario(
     try:
         anyio.run(one_scenario, pool)
         assert pool.reuse is False
-        assert not pool._idle
+        assert not pool._kept
         assert isinstance(pool.client(), DriverClient)  # the plain binding from now on
     finally:
         pool.close()
@@ -841,7 +841,7 @@ def test_warmed_driver_processes_serve_the_first_scenarios(tmp_path: Path) -> No
         assert pool._host is None
         pool.warm(2)
         anyio.run(two_scenarios_at_once)
-        assert len(pool._idle) == 2
+        assert len(pool._kept) == 2
     finally:
         pool.close()
     lines = notes.read_text().split("\n")
@@ -901,3 +901,145 @@ def test_a_hello_that_changes_between_processes_is_a_clear_error(tmp_path: Path)
     assert "hello changed between processes" in caught.value.message
     assert '"version": "1"' in caught.value.message
     assert '"version": "2"' in caught.value.message
+
+
+SESSIONS_HELLO = {
+    "hello": "mcp-testbench-driver/1.1",
+    "client": {"name": "sessions", "version": "1"},
+    "supports": ["stdio", "tools"],
+    "reuse": True,
+    "sessions": 2,
+}
+# A 1.1 driver that prints the hello it is given (SESSIONS_HELLO) and notes each start in
+# the file it is given. `connect` answers with its pid and the session, after a log event
+# that names the session (with "stray": a session no command named). With "fail-reset",
+# the reset of session 1 fails.
+SESSIONS_DRIVER = """
+import json, os, sys
+
+notes_file, mode, hello = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+with open(notes_file, "a") as notes:
+    notes.write(f"started {os.getpid()}\\n")
+def write(message):
+    print(json.dumps(message), flush=True)
+write(hello)
+for line in sys.stdin:
+    command = json.loads(line)
+    op, session = command["op"], command.get("session")
+    value = {}
+    if op == "connect":
+        write({"event": "log", "text": f"connected {session}",
+               "session": 99 if mode == "stray" else session})
+        value = {"pid": os.getpid(), "session": session}
+    if op == "reset" and session == 1 and mode == "fail-reset":
+        write({"id": command["id"], "ok": False, "error": {"kind": "other", "message": "no"}})
+        continue
+    write({"id": command["id"], "ok": True, "value": value})
+    if op == "close":
+        break
+"""
+
+
+def sessions_pool(tmp_path: Path, mode: str = "plain") -> tuple[DriverPool, Path]:
+    notes = tmp_path / "notes"
+    argv = write_script(tmp_path, "sessions_driver.py", SESSIONS_DRIVER)
+    hello = json.dumps(SESSIONS_HELLO)
+    return DriverPool([*argv, str(notes), mode, hello], hello=SESSIONS_HELLO), notes
+
+
+async def connected(pool: DriverPool, count: int) -> list[tuple[Any, dict[str, Any], list[str]]]:
+    """`count` scenarios' clients of the pool, connected at once: each with its connect
+    value and the log events it was given."""
+    clients = [pool.client() for _ in range(count)]
+    logs: list[list[str]] = [[] for _ in clients]
+    with anyio.fail_after(BOUND):
+        for client in clients:
+            await client.prepare()
+        values = []
+        for client, seen in zip(clients, logs, strict=True):
+
+            def note(event: ClientEvent, seen: list[str] = seen) -> None:
+                seen.append(event.text)
+
+            options = ConnectOptions(timeout=5, on_event=note)
+            values.append(await client.connect(NO_TARGET, options))  # its events came first
+    return list(zip(clients, values, logs, strict=True))
+
+
+def test_a_driver_with_sessions_holds_several_scenarios_in_one_process(tmp_path: Path) -> None:
+    """Scenarios at once share a process up to its hello's `sessions`, each its own
+    session with its own events; one more starts a second process. Warming counts
+    sessions, not scenarios."""
+    pool, notes = sessions_pool(tmp_path)
+
+    async def three_at_once() -> list[tuple[Any, dict[str, Any], list[str]]]:
+        scenarios = await connected(pool, 3)
+        with anyio.fail_after(BOUND):
+            for client, _value, _logs in scenarios:
+                await client.close()
+        return scenarios
+
+    try:
+        pool.warm(2)  # two scenarios: one process
+        scenarios = anyio.run(three_at_once)
+        assert len(pool._kept) == 2
+        assert all(channel.reserved == 0 for channel in pool._kept)
+    finally:
+        pool.close()
+    pids = [value["pid"] for _client, value, _logs in scenarios]
+    assert pids[0] == pids[1] != pids[2], pids
+    assert [value["session"] for _client, value, _logs in scenarios] == [1, 2, 1]
+    for _client, value, logs in scenarios:
+        assert logs == [f"connected {value['session']}"]  # its own event, no other's
+    assert notes.read_text().count("started") == 2
+
+
+def test_an_event_for_no_session_reaches_nobody_and_is_noted(tmp_path: Path) -> None:
+    pool, _notes = sessions_pool(tmp_path, "stray")
+
+    async def scenario() -> tuple[list[str], str]:
+        [(client, _value, logs)] = await connected(pool, 1)
+        diagnostics = client.diagnostics
+        with anyio.fail_after(BOUND):
+            await client.close()
+        return logs, diagnostics
+
+    try:
+        logs, diagnostics = anyio.run(scenario)
+    finally:
+        pool.close()
+    assert logs == []
+    assert "an event for no session" in diagnostics
+    assert '"session": 99' in diagnostics
+
+
+def test_a_failed_reset_retires_a_shared_process_once_its_last_scenario_ends(
+    tmp_path: Path,
+) -> None:
+    """Session 1's reset fails while session 2 still runs: the process takes no new
+    scenario (the next one starts a process), and ends when session 2 is done."""
+    pool, notes = sessions_pool(tmp_path, "fail-reset")
+
+    async def scenarios() -> tuple[int, int, Any]:
+        (first, one, _), (second, two, _) = await connected(pool, 2)
+        with anyio.fail_after(BOUND):
+            await first.close()  # its reset fails
+            [(third, three, _)] = await connected(pool, 1)
+            shared = pool._kept[0]
+            assert shared.retired
+            assert shared.alive
+            await second.close()  # the last scenario of the retired process
+            assert not shared.alive
+            await third.close()
+        assert one["pid"] == two["pid"]
+        return one["pid"], three["pid"], shared
+
+    try:
+        first_pid, third_pid, shared = anyio.run(scenarios)
+        assert shared not in pool._kept
+    finally:
+        pool.close()
+    assert first_pid != third_pid
+    assert notes.read_text().count("started") == 2
+    with pytest.raises(ProcessLookupError):
+        os.kill(first_pid, 0)  # ended and reaped

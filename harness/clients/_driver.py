@@ -49,8 +49,11 @@ _KINDS: frozenset[str] = frozenset(
 _LINE_LIMIT = 16 * 1024 * 1024
 
 
-class DriverClient:
-    """A client under test behind a driver process (`argv`, run without a shell)."""
+class _Channel:
+    """One driver process: its start and hello, the lines both ways, its stderr and its
+    end. Each client instance in it is a `DriverClient`; a process whose hello offers
+    sessions (1.1 `"sessions": N`) holds up to N of them at once, each command and event
+    naming its instance's session."""
 
     def __init__(
         self,
@@ -61,75 +64,63 @@ class DriverClient:
         stderr_lines: int = 200,
         known_hello: Mapping[str, Any] | None = None,
     ) -> None:
-        """`known_hello`: the hello an earlier process of the same command printed. The
-        client then says who it is and what it supports before it starts, so the harness
-        can SKIP a run the declaration excludes without starting a process for it. The new
-        process must print the same hello."""
-        if not argv:
-            raise ValueError("the driver command is empty")
         self.argv = list(argv)
         self._env = dict(env) if env is not None else None
         self._hello_timeout = hello_timeout
-        self._stderr: deque[str] = deque(maxlen=stderr_lines)
-        self._process: asyncio.subprocess.Process | None = None
+        self.stderr: deque[str] = deque(maxlen=stderr_lines)
+        self.process: asyncio.subprocess.Process | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
         self._next_id = 1
         self._known_hello = dict(known_hello) if known_hello is not None else None
-        self._hello: dict[str, Any] = dict(known_hello or {})
+        self.hello: dict[str, Any] = dict(known_hello or {})
         self._hello_seen: asyncio.Future[dict[str, Any]] | None = None
         self._starting: asyncio.Task[None] | None = None
-        self._options = ConnectOptions()
-        self._exit_note = ""
+        self.exit_note = ""
         # Ids whose replies nobody awaits any more (a cancelled command, a `cancel`): their
         # late replies are expected, not a driver fault worth a diagnostics line.
         self._abandoned: set[int] = set()
-        # `listen` command ids -> the harness's subscription key (`listen_routing`): a
-        # driver names the command on the events it surfaces under that subscription.
-        self._listens: dict[int, int | None] = {}
-
-    # -- identity ---------------------------------------------------------------------------
-
-    @property
-    def name(self) -> str:
-        client = self._hello.get("client") or {}
-        return str(client.get("name") or os.path.basename(self.argv[0]))
-
-    @property
-    def version(self) -> str:
-        return str((self._hello.get("client") or {}).get("version") or "?")
-
-    @property
-    def supports(self) -> frozenset[str]:
-        return frozenset(str(s) for s in self._hello.get("supports") or [])
+        # Who gets the events of each session (None: a driver without sessions).
+        self.clients: dict[int | None, DriverClient] = {}
+        self._next_session = 1
+        self.reserved = 0
+        """Client instances a pool has placed in this process and not yet given back."""
+        self.retired = False
+        """Set when a session's `reset` failed: no new instance goes to this process."""
 
     @property
     def reusable(self) -> bool:
         """Whether the hello offers the process for reuse (1.1 `"reuse": true`)."""
-        return self._hello.get("hello") == DRIVER_PROTOCOL and self._hello.get("reuse") is True
+        return _offers_reuse(self.hello)
 
     @property
-    def diagnostics(self) -> str:
-        """The driver's last stderr lines, and how it ended, for failure reports."""
-        return "\n".join([*self._stderr, *([self._exit_note] if self._exit_note else [])])
-
-    # -- process ------------------------------------------------------------------------------
+    def capacity(self) -> int:
+        return _capacity(self.hello)
 
     @property
-    def hello(self) -> dict[str, Any]:
-        """The hello line as the driver printed it (or the known one, before the start)."""
-        return dict(self._hello)
+    def alive(self) -> bool:
+        process = self.process
+        return not self.exit_note and process is not None and process.returncode is None
 
-    def _greeted(self) -> bool:
+    def new_session(self, client: DriverClient) -> int | None:
+        """A session for `client` once the hello is known: a fresh number (never reused in
+        this process, so a late event of an ended instance reaches no newer one) when the
+        driver offers sessions, else None."""
+        session = None
+        if self.capacity > 1:
+            session, self._next_session = self._next_session, self._next_session + 1
+        self.clients[session] = client
+        return session
+
+    def greeted(self) -> bool:
         """Whether this process printed its hello (and so speaks the protocol)."""
         seen = self._hello_seen
         return seen is not None and seen.done() and not seen.cancelled() and not seen.exception()
 
     async def prepare(self) -> None:
-        """Start the driver and read its hello (the harness calls this before anything).
-        The start happens once: a second call, or one made while the start is under way
-        (a pool warms processes before scenarios take them), waits for the same start and
-        sees how it went."""
+        """Start the driver and read its hello, once: a second call, or one made while the
+        start is under way (a pool warms processes before scenarios take them), waits for
+        the same start and sees how it went."""
         if self._starting is None:
             self._starting = asyncio.get_running_loop().create_task(self._start())
         await asyncio.shield(self._starting)
@@ -138,7 +129,7 @@ class DriverClient:
         loop = asyncio.get_running_loop()
         self._hello_seen = loop.create_future()
         try:
-            self._process = await asyncio.create_subprocess_exec(
+            self.process = await asyncio.create_subprocess_exec(
                 *self.argv,
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
@@ -155,7 +146,7 @@ class DriverClient:
             loop.create_task(self._read_stderr()),
         ]
         try:
-            self._hello = await asyncio.wait_for(
+            self.hello = await asyncio.wait_for(
                 asyncio.shield(self._hello_seen), self._hello_timeout
             )
         except asyncio.TimeoutError:
@@ -163,29 +154,29 @@ class DriverClient:
             raise ClientError(
                 "hang", f"the driver printed no hello line within {self._hello_timeout:g} s"
             ) from None
-        if self._known_hello is not None and self._hello != self._known_hello:
+        if self._known_hello is not None and self.hello != self._known_hello:
             raise ClientError(
                 "other",
                 f"the driver's hello changed between processes of the same command: first "
                 f"{json.dumps(self._known_hello, sort_keys=True)}, now "
-                f"{json.dumps(self._hello, sort_keys=True)}",
+                f"{json.dumps(self.hello, sort_keys=True)}",
             )
 
     async def _read_stdout(self) -> None:
-        assert self._process is not None
-        assert self._process.stdout is not None
-        stream = self._process.stdout
+        assert self.process is not None
+        assert self.process.stdout is not None
+        stream = self.process.stdout
         while True:
             try:
                 line = await stream.readline()
             except (ValueError, asyncio.LimitOverrunError):
-                self._stderr.append("[mcp-testbench] the driver wrote a line over 16 MiB; ignored")
+                self.stderr.append("[mcp-testbench] the driver wrote a line over 16 MiB; ignored")
                 continue
             if not line:
                 break
             self._dispatch(line)
-        code = await self._process.wait()
-        self._exit_note = f"[mcp-testbench] the driver exited with code {code}"
+        code = await self.process.wait()
+        self.exit_note = f"[mcp-testbench] the driver exited with code {code}"
         failure = ClientError("crash", f"the driver exited (code {code}) before replying")
         for future in self._pending.values():
             if not future.done():
@@ -196,21 +187,21 @@ class DriverClient:
             )
 
     async def _read_stderr(self) -> None:
-        assert self._process is not None
-        assert self._process.stderr is not None
-        while line := await self._process.stderr.readline():
-            self._stderr.append(line.decode("utf-8", "replace").rstrip("\n"))
+        assert self.process is not None
+        assert self.process.stderr is not None
+        while line := await self.process.stderr.readline():
+            self.stderr.append(line.decode("utf-8", "replace").rstrip("\n"))
 
     def _dispatch(self, line: bytes) -> None:
         try:
             value = json.loads(line)
         except ValueError:
-            self._stderr.append(
+            self.stderr.append(
                 f"[mcp-testbench] not a JSON line on the driver's stdout: {line[:200]!r}"
             )
             return
         if not isinstance(value, dict):
-            self._stderr.append(
+            self.stderr.append(
                 f"[mcp-testbench] not a JSON object on the driver's stdout: {line[:200]!r}"
             )
             return
@@ -227,7 +218,7 @@ class DriverClient:
                 self._hello_seen.set_result(value)
             return
         if "event" in value and "id" not in value:
-            self._event(value)
+            self._route(value, line)
             return
         reply_id = value.get("id")
         if isinstance(reply_id, int) and reply_id in self._abandoned:
@@ -235,9 +226,206 @@ class DriverClient:
             return
         future = self._pending.get(reply_id) if isinstance(reply_id, int) else None
         if future is None or future.done():
-            self._stderr.append(f"[mcp-testbench] a reply for no pending command: {line[:200]!r}")
+            self.stderr.append(f"[mcp-testbench] a reply for no pending command: {line[:200]!r}")
             return
         future.set_result(value)
+
+    def _route(self, value: Mapping[str, Any], line: bytes) -> None:
+        """An event to the client instance of its session."""
+        session = value.get("session") if self.capacity > 1 else None
+        known = session is None or (isinstance(session, int) and not isinstance(session, bool))
+        client = self.clients.get(session) if known else None
+        if client is None:
+            if self.capacity > 1:  # a driver without sessions may surface events any time
+                self.stderr.append(f"[mcp-testbench] an event for no session: {line[:200]!r}")
+            return
+        client._event(value)
+
+    async def command(self, op: str, fields: Mapping[str, Any], timeout: float) -> Any:
+        """Send one command and wait for its reply; cancelling the caller cancels the
+        command (a `cancel` for it, in the same session)."""
+        await self.prepare()
+        process = self.process
+        assert process is not None
+        assert process.stdin is not None
+        if self.exit_note:  # the driver is gone: no reply can come
+            raise ClientError("crash", f"the driver has exited; cannot send {op}")
+        command_id = self._next_id
+        self._next_id += 1
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._pending[command_id] = future
+        line = json.dumps({"id": command_id, "op": op, **fields}, ensure_ascii=False) + "\n"
+        try:
+            process.stdin.write(line.encode("utf-8"))
+            await process.stdin.drain()
+        except (ConnectionError, RuntimeError) as exc:
+            self._pending.pop(command_id, None)
+            raise ClientError("crash", f"cannot write to the driver: {exc}") from None
+        try:
+            return await asyncio.wait_for(asyncio.shield(future), timeout)
+        except asyncio.TimeoutError:
+            raise ClientError(
+                "hang", f"the driver did not reply to {op} within {timeout:g} s"
+            ) from None
+        except asyncio.CancelledError:
+            # Cancelling the caller is how the harness asks for a cancellation.
+            if op not in ("cancel", "close") and process.returncode is None:
+                cancel: dict[str, Any] = {"id": self._next_id, "op": "cancel", "target": command_id}
+                if "session" in fields:
+                    cancel["session"] = fields["session"]
+                self._abandoned.update((command_id, self._next_id))
+                self._next_id += 1
+                with contextlib.suppress(Exception):
+                    process.stdin.write((json.dumps(cancel) + "\n").encode())
+            raise
+        finally:
+            self._pending.pop(command_id, None)
+
+    def next_id(self) -> int:
+        """The id the next command will carry (a `listen` registers it before sending)."""
+        return self._next_id
+
+    async def close(self) -> None:
+        """Ask the driver to close, then make sure it is gone: stdin closed, SIGTERM, SIGKILL."""
+        starting = self._starting
+        if starting is not None and not starting.done():
+            # A start nobody waits for any more (a warmed process at the run's end): it
+            # stops where it is; a process it made is ended below like any other.
+            starting.cancel()
+            await asyncio.wait([starting])
+            if self._hello_seen is not None and not self._hello_seen.done():
+                self._hello_seen.cancel()  # nobody will read what the exit would set
+        if starting is not None and not starting.cancelled():
+            starting.exception()  # seen here: its waiter, if any, reported it
+        process = self.process
+        if process is None:
+            return
+        try:
+            # Only a driver that said hello speaks the protocol and can answer `close`, and
+            # has work of its own to finish once its stdin closes; one that never did gets
+            # a moment, not seconds, before SIGTERM.
+            greeted = self.greeted()
+            if process.returncode is None and not self.exit_note and greeted:
+                with contextlib.suppress(ClientError):
+                    await self.command("close", {}, 10.0)
+            if process.stdin is not None and not process.stdin.is_closing():
+                process.stdin.close()
+            for sig in (None, signal.SIGTERM, signal.SIGKILL):
+                if sig is not None and process.returncode is None:
+                    process.send_signal(sig)
+                try:
+                    bound = 5.0 if greeted or sig is not None else _UNGREETED_GRACE
+                    await asyncio.wait_for(process.wait(), bound)
+                    break
+                except asyncio.TimeoutError:
+                    continue
+            # Let the readers reach the end of both pipes: the last stderr lines (say, a
+            # crash's traceback) are the ones a failure report needs.
+            await asyncio.wait(self._tasks, timeout=2.0)
+        except ProcessLookupError:
+            pass
+        finally:
+            # Also when close() itself is cancelled (the harness bounds it in time): no
+            # driver may outlive its client.
+            if process.returncode is None:
+                with contextlib.suppress(ProcessLookupError):
+                    process.kill()
+            for task in self._tasks:
+                task.cancel()
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+
+
+class DriverClient:
+    """A client under test behind a driver process (`argv`, run without a shell): one
+    client instance, in a process of its own or (`_on`) in one it shares with others."""
+
+    def __init__(
+        self,
+        argv: Sequence[str],
+        *,
+        env: Mapping[str, str] | None = None,
+        hello_timeout: float = 20.0,
+        stderr_lines: int = 200,
+        known_hello: Mapping[str, Any] | None = None,
+    ) -> None:
+        """`known_hello`: the hello an earlier process of the same command printed. The
+        client then says who it is and what it supports before it starts, so the harness
+        can SKIP a run the declaration excludes without starting a process for it. The new
+        process must print the same hello."""
+        if not argv:
+            raise ValueError("the driver command is empty")
+        self._attach(
+            _Channel(
+                argv,
+                env=env,
+                hello_timeout=hello_timeout,
+                stderr_lines=stderr_lines,
+                known_hello=known_hello,
+            )
+        )
+
+    def _attach(self, channel: _Channel) -> None:
+        self._channel = channel
+        self._session: int | None = None
+        self._has_session = False
+        self._options = ConnectOptions()
+        # `listen` command ids -> the harness's subscription key (`listen_routing`): a
+        # driver names the command on the events it surfaces under that subscription.
+        self._listens: dict[int, int | None] = {}
+        self._in_flight = 0  # this instance's commands awaiting their replies
+
+    @classmethod
+    def _on(cls, channel: _Channel) -> DriverClient:
+        """A new client instance in a process that another may share (a pool's)."""
+        client = cls.__new__(cls)
+        client._attach(channel)
+        return client
+
+    # -- identity ---------------------------------------------------------------------------
+
+    @property
+    def argv(self) -> list[str]:
+        return self._channel.argv
+
+    @property
+    def name(self) -> str:
+        client = self._channel.hello.get("client") or {}
+        return str(client.get("name") or os.path.basename(self.argv[0]))
+
+    @property
+    def version(self) -> str:
+        return str((self._channel.hello.get("client") or {}).get("version") or "?")
+
+    @property
+    def supports(self) -> frozenset[str]:
+        return frozenset(str(s) for s in self._channel.hello.get("supports") or [])
+
+    @property
+    def reusable(self) -> bool:
+        """Whether the hello offers the process for reuse (1.1 `"reuse": true`)."""
+        return self._channel.reusable
+
+    @property
+    def diagnostics(self) -> str:
+        """The driver's last stderr lines, and how it ended, for failure reports (a
+        process with sessions: every instance's lines)."""
+        channel = self._channel
+        return "\n".join([*channel.stderr, *([channel.exit_note] if channel.exit_note else [])])
+
+    # -- process ------------------------------------------------------------------------------
+
+    @property
+    def hello(self) -> dict[str, Any]:
+        """The hello line as the driver printed it (or the known one, before the start)."""
+        return dict(self._channel.hello)
+
+    @property
+    def _process(self) -> asyncio.subprocess.Process | None:
+        return self._channel.process
+
+    async def prepare(self) -> None:
+        """Start the driver and read its hello (the harness calls this before anything)."""
+        await self._channel.prepare()
 
     def _event(self, value: Mapping[str, Any]) -> None:
         if self._options.on_event is None:
@@ -253,7 +441,7 @@ class DriverClient:
                 subscription=subscription,
             )
         elif value.get("event") == "subscription":
-            fields = {k: v for k, v in value.items() if k not in ("event", "listen")}
+            fields = {k: v for k, v in value.items() if k not in ("event", "listen", "session")}
             event = ClientEvent("subscription", params=fields, subscription=subscription)
         else:
             event = ClientEvent("log", text=str(value.get("text", value)))
@@ -280,42 +468,19 @@ class DriverClient:
         *,
         listen_key: int | None = None,
     ) -> Any:
-        await self.prepare()
-        process = self._process
-        assert process is not None
-        assert process.stdin is not None
-        if self._exit_note:  # the driver is gone: no reply can come
-            raise ClientError("crash", f"the driver has exited; cannot send {op}")
-        command_id = self._next_id
-        self._next_id += 1
+        channel = self._channel
+        await channel.prepare()
+        if not self._has_session:  # the hello says whether commands name a session
+            self._session, self._has_session = channel.new_session(self), True
+        if self._session is not None:
+            fields = {**fields, "session": self._session}
         if op == "listen":  # before the line goes out: its events may come before its reply
-            self._listens[command_id] = listen_key
-        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        self._pending[command_id] = future
-        line = json.dumps({"id": command_id, "op": op, **fields}, ensure_ascii=False) + "\n"
+            self._listens[channel.next_id()] = listen_key
+        self._in_flight += 1
         try:
-            process.stdin.write(line.encode("utf-8"))
-            await process.stdin.drain()
-        except (ConnectionError, RuntimeError) as exc:
-            self._pending.pop(command_id, None)
-            raise ClientError("crash", f"cannot write to the driver: {exc}") from None
-        try:
-            reply = await asyncio.wait_for(asyncio.shield(future), timeout)
-        except asyncio.TimeoutError:
-            raise ClientError(
-                "hang", f"the driver did not reply to {op} within {timeout:g} s"
-            ) from None
-        except asyncio.CancelledError:
-            # Cancelling the caller is how the harness asks for a cancellation.
-            if op not in ("cancel", "close") and process.returncode is None:
-                cancel = {"id": self._next_id, "op": "cancel", "target": command_id}
-                self._abandoned.update((command_id, self._next_id))
-                self._next_id += 1
-                with contextlib.suppress(Exception):
-                    process.stdin.write((json.dumps(cancel) + "\n").encode())
-            raise
+            reply = await channel.command(op, fields, timeout)
         finally:
-            self._pending.pop(command_id, None)
+            self._in_flight -= 1
         if reply.get("ok") is True:
             return reply.get("value")
         raw_error = reply.get("error")
@@ -468,55 +633,13 @@ class DriverClient:
         await self._command("reset", {}, 10.0)
         self._options = ConnectOptions()  # the old client's events reach nobody
         self._listens.clear()
+        if self._session is not None:  # a later event naming it is the driver's fault
+            self._channel.clients.pop(self._session, None)
 
     async def close(self) -> None:
-        """Ask the driver to close, then make sure it is gone: stdin closed, SIGTERM, SIGKILL."""
-        starting = self._starting
-        if starting is not None and not starting.done():
-            # A start nobody waits for any more (a warmed process at the run's end): it
-            # stops where it is; a process it made is ended below like any other.
-            starting.cancel()
-            await asyncio.wait([starting])
-            if self._hello_seen is not None and not self._hello_seen.done():
-                self._hello_seen.cancel()  # nobody will read what the exit would set
-        if starting is not None and not starting.cancelled():
-            starting.exception()  # seen here: its waiter, if any, reported it
-        process = self._process
-        if process is None:
-            return
-        try:
-            # Only a driver that said hello speaks the protocol and can answer `close`, and
-            # has work of its own to finish once its stdin closes; one that never did gets
-            # a moment, not seconds, before SIGTERM.
-            greeted = self._greeted()
-            if process.returncode is None and not self._exit_note and greeted:
-                with contextlib.suppress(ClientError):
-                    await self._command("close", {}, 10.0)
-            if process.stdin is not None and not process.stdin.is_closing():
-                process.stdin.close()
-            for sig in (None, signal.SIGTERM, signal.SIGKILL):
-                if sig is not None and process.returncode is None:
-                    process.send_signal(sig)
-                try:
-                    bound = 5.0 if greeted or sig is not None else _UNGREETED_GRACE
-                    await asyncio.wait_for(process.wait(), bound)
-                    break
-                except asyncio.TimeoutError:
-                    continue
-            # Let the readers reach the end of both pipes: the last stderr lines (say, a
-            # crash's traceback) are the ones a failure report needs.
-            await asyncio.wait(self._tasks, timeout=2.0)
-        except ProcessLookupError:
-            pass
-        finally:
-            # Also when close() itself is cancelled (the harness bounds it in time): no
-            # driver may outlive its client.
-            if process.returncode is None:
-                with contextlib.suppress(ProcessLookupError):
-                    process.kill()
-            for task in self._tasks:
-                task.cancel()
-            await asyncio.gather(*self._tasks, return_exceptions=True)
+        """End the driver process (with any other instance in it): `close`, then stdin
+        closed, SIGTERM, SIGKILL, each step bounded."""
+        await self._channel.close()
 
 
 def _authorization(authorization: Authorization) -> dict[str, Any]:
@@ -572,41 +695,54 @@ class _Host:
 
 class DriverPool:
     """Driver processes kept across scenarios, for a driver whose hello offers reuse
-    (1.1 `"reuse": true`): each scenario gets a new client instance (`reset`, then
-    `connect`) in a process that stays. A driver that offers no reuse gets a process per
-    scenario; that client knows the hello of the command's first process, so a run the
-    hello does not declare (a SKIP) needs no process. `close()` ends every kept process."""
+    (1.1 `"reuse": true`): each scenario gets a new client instance (`reset` at its end)
+    in a process that stays, and a process whose hello offers sessions (`"sessions": N`)
+    holds up to N scenarios' instances at once. A driver that offers no reuse gets a
+    process per scenario; that client knows the hello of the command's first process, so
+    a run the hello does not declare (a SKIP) needs no process. `close()` ends every kept
+    process.
 
-    def __init__(self, argv: Sequence[str], **options: Any) -> None:
+    `hello`: the one the command printed before (the controller's up-front check), so
+    the pool knows from the start how many instances a process holds."""
+
+    def __init__(
+        self, argv: Sequence[str], *, hello: Mapping[str, Any] | None = None, **options: Any
+    ) -> None:
         self.argv = list(argv)
         self._options = options
         self._lock = threading.Lock()
-        self._idle: list[DriverClient] = []
+        self._kept: list[_Channel] = []
         self._host: _Host | None = None
-        self.reuse: bool | None = None  # None: no hello seen yet
-        self.hello: dict[str, Any] | None = None
+        self.hello: dict[str, Any] | None = dict(hello) if hello is not None else None
+        # None: no hello seen yet
+        self.reuse: bool | None = None if hello is None else _offers_reuse(hello)
 
     def client(self) -> DriverClient | PooledDriver:
         """The client for one scenario."""
         with self._lock:
-            warmed = bool(self._idle)
+            warmed = bool(self._kept)
         if self.reuse is False and not warmed:
             return DriverClient(self.argv, known_hello=self.hello, **self._options)
         return PooledDriver(self)
 
     def warm(self, count: int) -> None:
-        """Start `count` processes now, for the scenarios to come. A driver's start is
-        mostly its client library's imports (a second of CPU for the Python SDK): started
-        as soon as pytest has collected, it is not paid inside the first runs, each of
-        them holding a place in the run window meanwhile. A start that fails is reported
-        by the scenario that takes the process, as if it had started it itself."""
+        """Start the processes for `count` scenarios now (one per scenario, or one per
+        `sessions` of them). A driver's start is mostly its client library's imports (a
+        second of CPU for the Python SDK): started as soon as pytest has collected, it is
+        not paid inside the first runs, each of them holding a place in the run window
+        meanwhile. A start that fails is reported by the scenario that takes the process,
+        as if it had started it itself."""
         if count < 1:  # nothing to start: no host thread either
             return
         host = self._host_loop()
-        for _ in range(count):
-            driver = DriverClient(self.argv, **self._options)
-            self._keep(driver)
-            asyncio.run_coroutine_threadsafe(_warm(driver), host.loop)
+        for _ in range(-(-count // _capacity(self.hello or {}))):
+            channel = self._new_channel()
+            with self._lock:
+                self._kept.append(channel)
+            asyncio.run_coroutine_threadsafe(_warm(channel), host.loop)
+
+    def _new_channel(self) -> _Channel:
+        return _Channel(self.argv, known_hello=self.hello, **self._options)
 
     def _learn(self, driver: DriverClient) -> None:
         self.reuse = driver.reusable
@@ -618,26 +754,46 @@ class DriverPool:
                 self._host = _Host()
             return self._host
 
-    def _take(self) -> DriverClient | None:
+    def _take(self) -> DriverClient:
+        """A new client instance for one scenario: in a kept process with room for it
+        (the fullest, so that a process fills up before another starts), else in a new
+        process, which other scenarios may share if its hello offers sessions."""
         with self._lock:
-            return self._idle.pop() if self._idle else None
+            room = [c for c in self._kept if not c.retired and c.reserved < c.capacity]
+            if room:
+                channel = max(room, key=lambda c: c.reserved)
+            else:
+                channel = self._new_channel()
+                self._kept.append(channel)
+            channel.reserved += 1
+        return DriverClient._on(channel)
 
-    def _keep(self, driver: DriverClient) -> None:
+    def _give_back(self, channel: _Channel, *, reset: bool) -> bool:
+        """A scenario's instance is done (`reset`: it was reset, so the process can take
+        another); whether the process is to be ended now: one that failed a reset takes no
+        new instance, and ends when its last one is done."""
         with self._lock:
-            self._idle.append(driver)
+            channel.reserved -= 1
+            if not reset:
+                channel.retired = True
+            if not channel.retired or channel.reserved > 0:
+                return False
+            if channel in self._kept:
+                self._kept.remove(channel)
+            return True
 
     def close(self) -> None:
         """End every kept process, all at once: each close waits for its process to exit
         (a driver's interpreter takes a while to tear down), so one after the other added
         those waits to the end of every run."""
         with self._lock:
-            idle, self._idle = self._idle, []
+            kept, self._kept = self._kept, []
             host, self._host = self._host, None
         if host is None:
             return
 
         async def close_all() -> None:
-            await asyncio.gather(*(driver.close() for driver in idle), return_exceptions=True)
+            await asyncio.gather(*(channel.close() for channel in kept), return_exceptions=True)
 
         future = asyncio.run_coroutine_threadsafe(close_all(), host.loop)
         with contextlib.suppress(Exception):
@@ -646,8 +802,9 @@ class DriverPool:
 
 
 class PooledDriver:
-    """One scenario's client: a kept driver process (or a new one) on the pool's host
-    loop, reset at the end of the scenario instead of closed when it offers reuse."""
+    """One scenario's client: a client instance in a kept driver process (or a new one)
+    on the pool's host loop, reset at the end of the scenario when the driver offers
+    reuse, else ended with its process."""
 
     def __init__(self, pool: DriverPool) -> None:
         self._pool = pool
@@ -662,9 +819,7 @@ class PooledDriver:
         if self._driver is None:
             if self._released is not None:
                 raise ClientError("other", "this scenario's driver client is closed")
-            self._driver = self._pool._take() or DriverClient(
-                self._pool.argv, **self._pool._options
-            )
+            self._driver = self._pool._take()
         return self._driver
 
     def _identity(self) -> DriverClient:
@@ -723,23 +878,36 @@ class PooledDriver:
         if driver is None:
             return
         self._driver, self._released = None, driver
-        if driver.reusable and await self._host.run(_reset(driver)):
-            self._pool._keep(driver)
-            return
-        await self._host.run(driver.close())
+        channel = driver._channel
+        reset = channel.reusable and await self._host.run(_reset(driver))
+        if self._pool._give_back(channel, reset=reset):
+            await self._host.run(channel.close())
 
 
-async def _warm(driver: DriverClient) -> None:
+def _offers_reuse(hello: Mapping[str, Any]) -> bool:
+    return hello.get("hello") == DRIVER_PROTOCOL and hello.get("reuse") is True
+
+
+def _capacity(hello: Mapping[str, Any]) -> int:
+    """How many client instances one process holds at once: the hello's `sessions` (1.1,
+    with reuse), else one."""
+    sessions = hello.get("sessions")
+    if not _offers_reuse(hello) or not isinstance(sessions, int) or isinstance(sessions, bool):
+        return 1
+    return max(1, sessions)
+
+
+async def _warm(channel: _Channel) -> None:
     with contextlib.suppress(ClientError):  # the scenario that takes it will see it again
-        await driver.prepare()
+        await channel.prepare()
 
 
 async def _reset(driver: DriverClient) -> bool:
-    """Whether the driver took a `reset` and can serve the next scenario."""
-    if driver._exit_note or driver._process is None or driver._process.returncode is not None:
+    """Whether the driver took a `reset` of this instance and can serve the next one."""
+    if not driver._channel.alive:
         return False
     try:
         await driver.reset()
     except ClientError:
         return False
-    return not driver._pending
+    return not driver._in_flight

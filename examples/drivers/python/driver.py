@@ -71,22 +71,36 @@ def authorization_of(spec: dict[str, Any] | None) -> Authorization | None:
     )
 
 
+SESSIONS = 8  # client instances one process holds at once, if the client allows several
+
+
 class Driver:
     def __init__(self, out: BinaryIO) -> None:
         self.out = out
-        self.client = ReferenceClient()
-        self.running: dict[Any, asyncio.Task[None]] = {}  # command id -> its task
+        # 1.1 sessions: each command names the client instance it is for (None: a harness
+        # that sends no session, or a hello that offers none).
+        self.clients: dict[Any, ReferenceClient] = {}
+        self.running: dict[Any, tuple[Any, asyncio.Task[None]]] = {}  # id -> (session, task)
 
     def write(self, message: dict[str, Any]) -> None:
         # One JSON object per line, flushed at once: the harness is waiting for it.
         self.out.write(json.dumps(message, ensure_ascii=False).encode("utf-8") + b"\n")
         self.out.flush()
 
-    def events_of(self, client: ReferenceClient) -> Any:
+    def client_of(self, session: Any) -> ReferenceClient:
+        # A session's first command (its `connect`) makes its client instance.
+        if session not in self.clients:
+            self.clients[session] = ReferenceClient()
+        return self.clients[session]
+
+    def events_of(self, client: ReferenceClient, session: Any) -> Any:
+        # Every event names the session of the client that surfaced it.
+        tag = {} if session is None else {"session": session}
+
         def on_event(event: ClientEvent) -> None:
             # Whatever the client surfaces becomes an event line (no id); nothing from a
             # client that a `reset` has thrown away.
-            if client is not self.client:
+            if self.clients.get(session) is not client:
                 return
             # 1.1 `listen_routing`: an event surfaced under a subscription names the
             # `listen` command that opened it (the client was given that id as its key).
@@ -98,33 +112,50 @@ class Driver:
                         "method": event.method,
                         "params": event.params,
                         **routed,
+                        **tag,
                     }
                 )
             elif event.event == "subscription":
-                self.write({"event": "subscription", **event.params, **routed})
+                self.write({"event": "subscription", **event.params, **routed, **tag})
             else:
-                self.write({"event": "log", "text": event.text})
+                self.write({"event": "log", "text": event.text, **tag})
 
         return on_event
 
-    async def reset(self) -> dict[str, Any]:
-        """1.1 `reset`: close this client as `close` would, keep the process, start afresh."""
-        old, self.client = self.client, ReferenceClient()
-        await old.close()  # its pending requests fail now, so their tasks reply and end
-        others = [t for t in self.running.values() if t is not asyncio.current_task()]
+    async def reset(self, session: Any) -> dict[str, Any]:
+        """1.1 `reset`: close this session's client as `close` would, keep the process; the
+        session's next command starts a new client."""
+        old = self.clients.pop(session, None)
+        if old is not None:
+            await old.close()  # its pending requests fail now, so their tasks reply and end
+        others = [
+            task
+            for owner, task in self.running.values()
+            if owner == session and task is not asyncio.current_task()
+        ]
         if others:
             await asyncio.wait(others, timeout=5)
         return {}
 
     async def perform(self, command: dict[str, Any]) -> Any:
         """The value of one command; a failure the client surfaced raises ClientError."""
-        op, client = command.get("op"), self.client
+        op, session = command.get("op"), command.get("session")
+        if op == "reset":
+            return await self.reset(session)
+        if op == "cancel":
+            # Cancelling the task makes the client cancel its request (notifications/
+            # cancelled); the target still replies, from run(). Unknown or finished: no-op.
+            _owner, task = self.running.get(command.get("target"), (None, None))
+            if task is not None:
+                task.cancel()
+            return {}
+        client = self.client_of(session)
         if op == "connect":
             options = ConnectOptions(
                 protocol_version=command.get("protocolVersion"),
                 handlers=handlers_of(command.get("handlers") or {}),
                 timeout=command.get("timeoutMs", 10_000) / 1000,
-                on_event=self.events_of(client),
+                on_event=self.events_of(client, session),
                 authorization=authorization_of(command.get("authorization")),
             )
             return await client.connect(target_of(command["transport"]), options)
@@ -182,15 +213,6 @@ class Driver:
             return await client.task_result(command["taskId"])
         if op == "cancel_task":
             return await client.cancel_task(command["taskId"])
-        if op == "reset":
-            return await self.reset()
-        if op == "cancel":
-            # Cancelling the task makes the client cancel its request (notifications/
-            # cancelled); the target still replies, from run(). Unknown or finished: no-op.
-            task = self.running.get(command.get("target"))
-            if task is not None:
-                task.cancel()
-            return {}
         raise ClientError("unsupported", f"this driver has no op {op!r}")
 
     async def run(self, command: dict[str, Any]) -> None:
@@ -216,12 +238,17 @@ async def main() -> int:
     out = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
     driver = Driver(out)
-    client = driver.client
+    client = ReferenceClient()  # asked who it is; each session makes its own
     # The hello comes first, unprompted. `supports` decides which checks run (others SKIP).
     who = {"name": client.name, "version": client.version}
+    hello: dict[str, Any] = {"hello": PROTOCOL, "client": who, "supports": sorted(client.supports)}
     # `reuse`: the harness may send `reset` between scenarios and keep this process.
-    hello = {"hello": PROTOCOL, "client": who, "supports": sorted(client.supports)}
-    driver.write({**hello, "reuse": True})
+    hello["reuse"] = True
+    # `sessions`: several scenarios' clients at once in this process, each command and
+    # event naming its own; offered only for a client whose instances share no state.
+    if getattr(client, "concurrent_instances", False) is True:
+        hello["sessions"] = SESSIONS
+    driver.write(hello)
     reader = asyncio.StreamReader(limit=LINE_LIMIT)
     loop = asyncio.get_running_loop()
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
@@ -238,11 +265,13 @@ async def main() -> int:
             break
         # Each command runs in a task of its own: a slow call_tool never blocks a ping,
         # and a `cancel` can reach it while it runs.
-        driver.running[command_id] = asyncio.create_task(driver.run(command))
+        task = asyncio.create_task(driver.run(command))
+        driver.running[command_id] = (command.get("session"), task)
     # `close`, or the end of stdin (the harness is gone): release everything, then exit 0.
-    await driver.client.close()  # pending requests fail now, so their tasks reply and end
+    for each in list(driver.clients.values()):
+        await each.close()  # pending requests fail now, so their tasks reply and end
     if driver.running:
-        await asyncio.wait(list(driver.running.values()), timeout=5)
+        await asyncio.wait([task for _session, task in driver.running.values()], timeout=5)
     if close_id is not None:
         driver.write({"id": close_id, "ok": True, "value": {}})
     return 0

@@ -1043,3 +1043,30 @@ def test_a_failed_reset_retires_a_shared_process_once_its_last_scenario_ends(
     assert notes.read_text().count("started") == 2
     with pytest.raises(ProcessLookupError):
         os.kill(first_pid, 0)  # ended and reaped
+
+
+def test_a_scenario_that_sent_nothing_leaves_its_process_as_it_was(tmp_path: Path) -> None:
+    """A run its declaration excludes (a SKIP) takes a client only to read the hello: it
+    spends no reset and no session, and its warmed process goes to the next scenario."""
+    pool, notes = sessions_pool(tmp_path)
+
+    async def skipped_then_used() -> dict[str, Any]:
+        skipped = pool.client()
+        assert "tools" in skipped.supports  # the known hello: nothing asked of the driver
+        with anyio.fail_after(BOUND):
+            await skipped.close()
+        [(client, value, _logs)] = await connected(pool, 1)
+        with anyio.fail_after(BOUND):
+            await client.close()
+        return value
+
+    try:
+        pool.warm(1)
+        value = anyio.run(skipped_then_used)
+        [channel] = pool._kept
+        assert not channel.retired
+        assert channel.reserved == 0
+    finally:
+        pool.close()
+    assert value["session"] == 1
+    assert notes.read_text().count("started") == 1

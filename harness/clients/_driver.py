@@ -102,6 +102,17 @@ class _Channel:
         process = self.process
         return not self.exit_note and process is not None and process.returncode is None
 
+    @property
+    def failed(self) -> bool:
+        """Whether the process is gone, or its start failed."""
+        starting = self._starting
+        started_badly = (
+            starting is not None
+            and starting.done()
+            and (starting.cancelled() or starting.exception() is not None)
+        )
+        return bool(self.exit_note) or started_badly
+
     def new_session(self, client: DriverClient) -> int | None:
         """A session for `client` once the hello is known: a fresh number (never reused in
         this process, so a late event of an ended instance reaches no newer one) when the
@@ -879,7 +890,10 @@ class PooledDriver:
             return
         self._driver, self._released = None, driver
         channel = driver._channel
-        reset = channel.reusable and await self._host.run(_reset(driver))
+        if not driver._has_session:  # it sent nothing (a SKIP, a failed start): no reset
+            reset = not channel.failed
+        else:
+            reset = channel.reusable and await self._host.run(_reset(driver))
         if self._pool._give_back(channel, reset=reset):
             await self._host.run(channel.close())
 

@@ -105,7 +105,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
         metavar="N",
         help="scenario runs working at once in each pytest process (default: "
-        f"{_CONCURRENT_RUNS} for a driver, whose runs each have a driver process, and for a "
+        f"{_CONCURRENT_RUNS} for a driver, whose runs each have a driver process or "
+        "session, and for a "
         "client whose factory declares `concurrent_instances = True`; otherwise 1); above 1, "
         "runs waiting out a bound let others start, up to twice N",
     )
@@ -335,10 +336,10 @@ def _driver_pool(config: pytest.Config) -> DriverPool:
 
     pool = config.stash.get(_STASH_POOL, None)
     if pool is None:
-        # A driver that offers reuse (1.1) keeps its process across scenarios; any other
-        # gets a process per scenario.
-        # The controller's check saw the hello (a worker gets it from the controller):
-        # how many scenarios a process holds is known before any process starts.
+        # A driver that offers reuse (1.1) keeps its process across scenarios, and one
+        # that offers sessions runs several at once in it; any other gets a process per
+        # scenario. The controller's check saw the hello (a worker gets it from the
+        # controller): how many scenarios a process holds is known before any starts.
         hello = config.stash.get(_STASH_HELLO, None)
         worker_input = getattr(config, "workerinput", None)
         if worker_input is not None and worker_input.get(_HELLO_INPUT):
@@ -601,9 +602,10 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
 
 def _concurrent_runs(config: pytest.Config) -> int:
     """How many scenario runs one pytest process keeps working at once: --mcp-concurrency,
-    else _CONCURRENT_RUNS for a driver (each run has a driver process of its own) and for
-    a factory that declares `concurrent_instances = True` (the reference client), else 1:
-    an unknown client may keep state that two sessions in one process would share."""
+    else _CONCURRENT_RUNS for a driver (each run has a driver process, or a session in
+    one, of its own) and for a factory that declares `concurrent_instances = True` (the
+    reference client), else 1: an unknown client may keep state that two sessions in one
+    process would share."""
     asked = config.getoption("mcp_concurrency", None)
     if asked is not None:
         return int(asked)

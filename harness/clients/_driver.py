@@ -3,7 +3,9 @@
 
 A driver wraps a client written in any language (docs/driver-protocol.md). It prints a
 hello line, then answers one JSON command per line with a reply carrying the same id, and
-may print event lines at any time. Everything it writes to stderr is kept (the last lines)
+may print event lines at any time; a 1.1 driver may offer reuse (a process kept across
+scenarios) and sessions (several scenarios' client instances in one process, each command
+and event naming its session). Everything it writes to stderr is kept (the last lines)
 for failure reports and never parsed. Every wait is bounded: a driver that hangs, dies or
 prints garbage fails the check in question, never the suite.
 

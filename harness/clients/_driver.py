@@ -100,6 +100,11 @@ class _Channel:
         return _capacity(self.hello)
 
     @property
+    def has_room(self) -> bool:
+        """Whether a pool may place one more client instance here."""
+        return not self.retired and self.reserved < self.capacity
+
+    @property
     def alive(self) -> bool:
         process = self.process
         return not self.exit_note and process is not None and process.returncode is None
@@ -733,8 +738,8 @@ class DriverPool:
     def client(self) -> DriverClient | PooledDriver:
         """The client for one scenario."""
         with self._lock:
-            warmed = bool(self._kept)
-        if self.reuse is False and not warmed:
+            room = any(channel.has_room for channel in self._kept)  # a warmed process, say
+        if self.reuse is False and not room:
             return DriverClient(self.argv, known_hello=self.hello, **self._options)
         return PooledDriver(self)
 
@@ -772,7 +777,7 @@ class DriverPool:
         (the fullest, so that a process fills up before another starts), else in a new
         process, which other scenarios may share if its hello offers sessions."""
         with self._lock:
-            room = [c for c in self._kept if not c.retired and c.reserved < c.capacity]
+            room = [channel for channel in self._kept if channel.has_room]
             if room:
                 channel = max(room, key=lambda c: c.reserved)
             else:

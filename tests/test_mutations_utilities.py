@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
+import anyio
 import httpx
 import pytest
 from _mutation import Case, assert_mutant_fails_exactly, verdicts
@@ -197,6 +198,36 @@ class RoutesByKind(ReferenceClient):
                 super()._emit(dataclasses.replace(event, subscription=subscription.key))
 
 
+class _SurfacesInTurn(ReferenceClient):
+    """Hands each change notification to the application a moment after the one before, as
+    a client that works a queue in turn does."""
+
+    LAG = 0.1
+    _queued = 0
+    _last: object = None
+
+    def _emit(self, event: ClientEvent) -> None:
+        if event.method not in RoutesByKind._FLAGS:
+            super()._emit(event)
+            return
+        if event.params is not self._last:  # one turn per notification, however surfaced
+            self._last = event.params
+            self._queued += 1
+        emit = super()._emit
+
+        async def later(delay: float) -> None:
+            await anyio.sleep(delay)
+            emit(event)
+
+        self._tasks.start_soon(later, self.LAG * self._queued)
+
+
+class RoutesByKindInTurn(RoutesByKind, _SurfacesInTurn):
+    """RoutesByKind (routing by what is open when a notification arrives), surfacing in
+    turn: its wrong routing comes out last, after every other (subscription, change) pair,
+    so a drive that stopped waiting once each pair had been seen would never see it."""
+
+
 class SurfacesUnrouted(ReferenceClient):
     """LISTEN: names `listen_routing` but surfaces every notification outside any
     subscription (what a driver that forgets the `listen` field reports)."""
@@ -317,6 +348,11 @@ CASES = {
     ),
     "routes-by-kind": Case(
         RoutesByKind,
+        ("listen-two-subscriptions", "2026-07-28", "stdio"),
+        {"stateless.listen-correlated": "FAIL"},
+    ),
+    "routes-by-kind-in-turn": Case(
+        RoutesByKindInTurn,
         ("listen-two-subscriptions", "2026-07-28", "stdio"),
         {"stateless.listen-correlated": "FAIL"},
     ),

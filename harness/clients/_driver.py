@@ -239,10 +239,12 @@ class _Channel:
             self._route(value, line)
             return
         reply_id = value.get("id")
-        if isinstance(reply_id, int) and reply_id in self._abandoned:
+        if type(reply_id) is not int:  # typed JSON: true, 1.0 and "1" are not the id 1
+            reply_id = None
+        if reply_id is not None and reply_id in self._abandoned:
             self._abandoned.discard(reply_id)
             return
-        future = self._pending.get(reply_id) if isinstance(reply_id, int) else None
+        future = self._pending.get(reply_id) if reply_id is not None else None
         if future is None or future.done():
             self.stderr.append(f"[mcp-testbench] a reply for no pending command: {line[:200]!r}")
             return

@@ -77,6 +77,7 @@ from harness.protocol import (
     RequestId,
     Response,
     batches_allowed,
+    is_request_id,
     parse,
 )
 from mock_servers._conformance import MOCK_ERROR_EXIT
@@ -720,7 +721,7 @@ class _StdioServer:
         if isinstance(message, Notification) and message.method == "notifications/cancelled":
             params = message.params if isinstance(message.params, dict) else {}
             request_id = params.get("requestId")
-            if isinstance(request_id, (int, str)):
+            if is_request_id(request_id):  # typed JSON: true is not the id 1
                 self._subscriptions.pop(request_id, None)
         if isinstance(message, Request) and outcome.delivery is not None:
             if last and not outcome.actions and self._reply_at_once(message, outcome.delivery):

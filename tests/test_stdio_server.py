@@ -17,7 +17,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -957,100 +957,117 @@ def _read_all(fd: int) -> bytes:
     return b"".join(chunks)
 
 
-def test_2026_stdio_subscriptions_get_what_they_opted_in_to_marked_with_their_id() -> None:
-    ack = {
-        "method": "notifications/subscriptions/acknowledged",
-        "params": {"notifications": {}},
-    }
-    tools = {"tools": [{"name": "t", "inputSchema": {"type": "object"}}]}
-    script = parse_script(
+# -- 2026-07-28 subscriptions over stdio, in process ------------------------------------------
+
+_ACKNOWLEDGED = "notifications/subscriptions/acknowledged"
+_ACK = {"method": _ACKNOWLEDGED, "params": {"notifications": {}}}
+_META_2026 = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+
+
+def _script_2026(name: str, capabilities: dict[str, Any], steps: list[dict[str, Any]]) -> Any:
+    return parse_script(
         {
             "format_version": 1,
-            "name": "stdio-listen",
+            "name": name,
             "revisions": ["2026-07-28"],
-            "server": {"capabilities": {"tools": {"listChanged": True}}},
-            "steps": [
-                {"send": {"method": "notifications/tools/list_changed"}},  # before any listen
-                {
-                    "expect": {"method": "subscriptions/listen"},
-                    "repeat": True,
-                    "reply": {"before": [ack], "fault": {"kind": "hang"}},
-                },
-                {"expect": {"method": "tools/list"}, "reply": {"result": tools}},
-                {"send": {"method": "notifications/prompts/list_changed"}},
-                {
-                    "send": {
-                        "method": "notifications/resources/updated",
-                        "params": {"uri": "u:/a/b"},
-                    }
-                },
-                {
-                    "send": {
-                        "method": "notifications/message",
-                        "params": {"level": "info", "data": 1},
-                    },
-                    "violation": "a 2026-07-28 log message tied to no request",
-                },
-            ],
+            "server": {"capabilities": capabilities},
+            "steps": steps,
             "transports": ["stdio"],
         }
     )
-    meta = {
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": {},
-    }
 
-    def request(request_id: str, method: str, **params: Any) -> bytes:
-        body = {
-            "jsonrpc": "2.0",
-            "id": request_id,
-            "method": method,
-            "params": {**params, "_meta": meta},
-        }
-        return json.dumps(body).encode() + b"\n"
 
-    seen: list[tuple[Any, ...]] = []
+class _Served:
+    """A stdio mock served in this process: what the test sends, and what it reads back."""
 
-    async def main() -> None:
-        in_tx, in_rx = anyio.create_memory_object_stream[bytes](8)
-        out_tx, out_rx = anyio.create_memory_object_stream[bytes](8)
-        err_tx, err_rx = anyio.create_memory_object_stream[bytes](64)
+    def __init__(
+        self, tx: MemoryObjectSendStream[bytes], rx: MemoryObjectReceiveStream[bytes]
+    ) -> None:
+        self._tx, self._rx = tx, rx
 
-        async def line() -> None:
-            message = json.loads(await out_rx.receive())
-            params = message.get("params", message.get("result", {}))
-            sid = params.get("_meta", {}).get("io.modelcontextprotocol/subscriptionId")
-            seen.append((message.get("method", message.get("id")), sid))
+    async def request(self, request_id: Any, method: str, **params: Any) -> None:
+        await self.send(
+            {"id": request_id, "method": method, "params": {**params, "_meta": _META_2026}}
+        )
 
-        async def serve() -> None:
-            await serve_stdio(
-                script, stdin=_MemoryIn(in_rx), stdout=_MemoryOut(out_tx), stderr=_MemoryOut(err_tx)
-            )
+    async def send(self, message: dict[str, Any]) -> None:
+        await self._tx.send(json.dumps({"jsonrpc": "2.0", **message}).encode() + b"\n")
 
+    async def receive(self) -> tuple[Any, Any]:
+        """The next message's method (or id) and the subscription id it is marked with."""
+        message = json.loads(await self._rx.receive())
+        params = message.get("params", message.get("result", {}))
+        sid = params.get("_meta", {}).get("io.modelcontextprotocol/subscriptionId")
+        return message.get("method", message.get("id")), sid
+
+
+@contextlib.asynccontextmanager
+async def _served(script: Any) -> AsyncIterator[_Served]:
+    in_tx, in_rx = anyio.create_memory_object_stream[bytes](8)
+    out_tx, out_rx = anyio.create_memory_object_stream[bytes](8)
+    err_tx, err_rx = anyio.create_memory_object_stream[bytes](64)
+
+    async def serve() -> None:
+        await serve_stdio(
+            script, stdin=_MemoryIn(in_rx), stdout=_MemoryOut(out_tx), stderr=_MemoryOut(err_tx)
+        )
+
+    try:
         with anyio.fail_after(TIMEOUT):
             async with anyio.create_task_group() as tg, in_tx, out_rx, err_rx:
                 tg.start_soon(serve)
-                await in_tx.send(
-                    request("a", "subscriptions/listen", notifications={"toolsListChanged": True})
-                )
-                await line()  # a's acknowledgement
-                await line()  # then the list_changed sent before any subscription
-                opted = {"promptsListChanged": True, "resourceSubscriptions": ["u:/a"]}
-                await in_tx.send(request("b", "subscriptions/listen", notifications=opted))
-                await line()
-                await in_tx.send(request("c", "tools/list"))
-                for _ in range(4):  # the result, then two notifications for b, then the log
-                    await line()
+                yield _Served(in_tx, out_rx)
                 in_tx.close()
+    finally:
         for stream in (in_rx, out_tx, err_tx):
             stream.close()
 
+
+def test_2026_stdio_subscriptions_get_what_they_opted_in_to_marked_with_their_id() -> None:
+    tools = {"tools": [{"name": "t", "inputSchema": {"type": "object"}}]}
+    script = _script_2026(
+        "stdio-listen",
+        {"tools": {"listChanged": True}},
+        [
+            {"send": {"method": "notifications/tools/list_changed"}},  # before any listen
+            {
+                "expect": {"method": "subscriptions/listen"},
+                "repeat": True,
+                "reply": {"before": [_ACK], "fault": {"kind": "hang"}},
+            },
+            {"expect": {"method": "tools/list"}, "reply": {"result": tools}},
+            {"send": {"method": "notifications/prompts/list_changed"}},
+            {"send": {"method": "notifications/resources/updated", "params": {"uri": "u:/a/b"}}},
+            {
+                "send": {"method": "notifications/message", "params": {"level": "info", "data": 1}},
+                "violation": "a 2026-07-28 log message tied to no request",
+            },
+        ],
+    )
+    seen: list[tuple[Any, ...]] = []
+
+    async def main() -> None:
+        async with _served(script) as mock:
+            await mock.request(
+                "a", "subscriptions/listen", notifications={"toolsListChanged": True}
+            )
+            seen.append(await mock.receive())  # a's acknowledgement
+            seen.append(await mock.receive())  # then the list_changed sent before any subscription
+            opted = {"promptsListChanged": True, "resourceSubscriptions": ["u:/a"]}
+            await mock.request("b", "subscriptions/listen", notifications=opted)
+            seen.append(await mock.receive())
+            await mock.request("c", "tools/list")
+            for _ in range(4):  # the result, then two notifications for b, then the log
+                seen.append(await mock.receive())
+
     anyio.run(main)
-    acknowledged = "notifications/subscriptions/acknowledged"
     assert seen == [
-        (acknowledged, "a"),
+        (_ACKNOWLEDGED, "a"),
         ("notifications/tools/list_changed", "a"),
-        (acknowledged, "b"),
+        (_ACKNOWLEDGED, "b"),
         ("c", None),
         ("notifications/prompts/list_changed", "b"),
         ("notifications/resources/updated", "b"),
@@ -1059,64 +1076,66 @@ def test_2026_stdio_subscriptions_get_what_they_opted_in_to_marked_with_their_id
 
 
 def test_2026_stdio_a_send_that_names_a_listen_goes_to_that_subscription_only() -> None:
-    ack = {"method": "notifications/subscriptions/acknowledged", "params": {"notifications": {}}}
-    listen = {"reply": {"before": [ack], "fault": {"kind": "hang"}}}
+    listen = {"reply": {"before": [_ACK], "fault": {"kind": "hang"}}}
     changed = {"method": "notifications/tools/list_changed"}
-    script = parse_script(
-        {
-            "format_version": 1,
-            "name": "stdio-listen-named",
-            "revisions": ["2026-07-28"],
-            "server": {"capabilities": {"tools": {"listChanged": True}}},
-            "steps": [
-                {"label": "first", "expect": {"method": "subscriptions/listen"}, **listen},
-                {"label": "second", "expect": {"method": "subscriptions/listen"}, **listen},
-                {"send": changed, "listen": "first"},  # both opted in: the first alone
-                {"send": changed},  # every subscription that opted in
-            ],
-            "transports": ["stdio"],
-        }
+    script = _script_2026(
+        "stdio-listen-named",
+        {"tools": {"listChanged": True}},
+        [
+            {"label": "first", "expect": {"method": "subscriptions/listen"}, **listen},
+            {"label": "second", "expect": {"method": "subscriptions/listen"}, **listen},
+            {"send": changed, "listen": "first"},  # both opted in: the first alone
+            {"send": changed},  # every subscription that opted in
+        ],
     )
-    meta = {
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": {},
-    }
     seen: list[tuple[Any, ...]] = []
 
     async def main() -> None:
-        in_tx, in_rx = anyio.create_memory_object_stream[bytes](8)
-        out_tx, out_rx = anyio.create_memory_object_stream[bytes](8)
-        err_tx, err_rx = anyio.create_memory_object_stream[bytes](64)
-
-        async def serve() -> None:
-            await serve_stdio(
-                script, stdin=_MemoryIn(in_rx), stdout=_MemoryOut(out_tx), stderr=_MemoryOut(err_tx)
-            )
-
-        with anyio.fail_after(TIMEOUT):
-            async with anyio.create_task_group() as tg, in_tx, out_rx, err_rx:
-                tg.start_soon(serve)
-                for request_id in ("a", "b"):
-                    params = {"notifications": {"toolsListChanged": True}, "_meta": meta}
-                    body = {"jsonrpc": "2.0", "id": request_id, "method": "subscriptions/listen"}
-                    await in_tx.send(json.dumps({**body, "params": params}).encode() + b"\n")
-                for _ in range(5):  # two acknowledgements, then the three notifications
-                    message = json.loads(await out_rx.receive())
-                    sid = message["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"]
-                    seen.append((message["method"], sid))
-                in_tx.close()
-        for stream in (in_rx, out_tx, err_tx):
-            stream.close()
+        async with _served(script) as mock:
+            for request_id in ("a", "b"):
+                opted = {"toolsListChanged": True}
+                await mock.request(request_id, "subscriptions/listen", notifications=opted)
+            for _ in range(5):  # two acknowledgements, then the three notifications
+                seen.append(await mock.receive())
 
     anyio.run(main)
-    acknowledged = "notifications/subscriptions/acknowledged"
     assert seen == [
-        (acknowledged, "a"),
-        (acknowledged, "b"),
+        (_ACKNOWLEDGED, "a"),
+        (_ACKNOWLEDGED, "b"),
         (changed["method"], "a"),
         (changed["method"], "a"),
         (changed["method"], "b"),
     ]
+
+
+@pytest.mark.parametrize("other", [True, 1.0, "1"], ids=["true", "1.0", "string"])
+def test_2026_stdio_a_cancellation_of_another_typed_id_leaves_the_listen_open(other: Any) -> None:
+    # The listen has the id 1; a notifications/cancelled for true, 1.0 or "1" names another
+    # request (ids compare as typed JSON), so the change after it still goes to the listen.
+    script = _script_2026(
+        "stdio-listen-cancelled-other",
+        {"tools": {"listChanged": True}},
+        [
+            {
+                "expect": {"method": "subscriptions/listen"},
+                "reply": {"before": [_ACK], "fault": {"kind": "hang"}},
+            },
+            {"expect": {"method": "notifications/cancelled"}},
+            {"send": {"method": "notifications/tools/list_changed"}},
+        ],
+    )
+    seen: list[tuple[Any, ...]] = []
+
+    async def main() -> None:
+        async with _served(script) as mock:
+            await mock.request(1, "subscriptions/listen", notifications={"toolsListChanged": True})
+            seen.append(await mock.receive())  # the listen is open: now the cancellation
+            cancelled = {"requestId": other, "_meta": _META_2026}
+            await mock.send({"method": "notifications/cancelled", "params": cancelled})
+            seen.append(await mock.receive())
+
+    anyio.run(main)
+    assert seen == [(_ACKNOWLEDGED, 1), ("notifications/tools/list_changed", 1)]
 
 
 # -- real clients ------------------------------------------------------------------------------

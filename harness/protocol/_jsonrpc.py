@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeGuard
 
 __all__ = [
     "INTERNAL_ERROR",
@@ -178,7 +178,7 @@ def _describe(value: Any) -> str:
     return type(value).__name__
 
 
-def is_request_id(value: Any) -> bool:
+def is_request_id(value: Any) -> TypeGuard[RequestId]:
     """A JSON-RPC id: a string or an integer (a boolean or a fractional number is neither)."""
     return (isinstance(value, int) and not isinstance(value, bool)) or isinstance(value, str)
 

@@ -416,6 +416,7 @@ async def test_a_reply_is_matched_by_its_id_as_typed_json(
             await client.connect(NO_TARGET, ConnectOptions(timeout=0.5))
     assert caught.value.kind == "hang"
     assert client.diagnostics.count("a reply for no pending command") == 3
+    assert '{"id": true,' in client.diagnostics  # connect was command 1: `true` was sent
 
 
 async def test_stderr_lands_in_diagnostics(fake_driver: Callable[..., list[str]]) -> None:

@@ -32,7 +32,7 @@ from hypothesis import strategies as st
 from harness.protocol import ErrorResponse, Response, classify
 from harness.strategies import json_values, jsonrpc_messages
 from mock_servers._fixtures import fixtures_root
-from mock_servers._script import parse_script
+from mock_servers._script import Script, parse_script
 from mock_servers._stdio import MAX_LINE_BYTES, _LoopReader, _LoopWriter, oversized_line
 from mock_servers._transcript import Transcript, read_transcript
 from mock_servers.stdio import serve_stdio, stdio_command
@@ -967,7 +967,7 @@ _META_2026 = {
 }
 
 
-def _script_2026(name: str, capabilities: dict[str, Any], steps: list[dict[str, Any]]) -> Any:
+def _script_2026(name: str, capabilities: dict[str, Any], steps: list[dict[str, Any]]) -> Script:
     return parse_script(
         {
             "format_version": 1,
@@ -1005,7 +1005,7 @@ class _Served:
 
 
 @contextlib.asynccontextmanager
-async def _served(script: Any) -> AsyncIterator[_Served]:
+async def _served(script: Script) -> AsyncIterator[_Served]:
     in_tx, in_rx = anyio.create_memory_object_stream[bytes](8)
     out_tx, out_rx = anyio.create_memory_object_stream[bytes](8)
     err_tx, err_rx = anyio.create_memory_object_stream[bytes](64)

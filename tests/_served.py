@@ -20,7 +20,17 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["INSPECTOR", "NODE", "NODE_TOOLS", "RUNNER", "Served", "node_tools_missing", "serving"]
+__all__ = [
+    "INSPECTOR",
+    "NODE",
+    "NODE_TOOLS",
+    "RUNNER",
+    "TS_SDK_DRIVER",
+    "Served",
+    "node_tools_missing",
+    "serving",
+    "ts_sdk_driver_missing",
+]
 
 ROOT = Path(__file__).resolve().parents[1]
 NODE_TOOLS = ROOT / "tests" / "e2e-node"
@@ -30,6 +40,12 @@ RUNNER = _MODULES / "@modelcontextprotocol" / "conformance" / "dist" / "index.js
 INSPECTOR = (
     _MODULES / "@modelcontextprotocol" / "inspector" / "clients" / "launcher" / "build" / "index.js"
 )
+
+# The TypeScript SDK example driver; its SDK is pinned in its own package-lock.json. The
+# tests run it on the pinned Node 22 too: the verdicts pinned for it do not then depend on
+# the machine's Node, and a driver start (the SDK's import) costs a fifth less CPU than on
+# Node 20, which counts where a protocol v1 driver starts once per scenario run.
+TS_SDK_DRIVER = ROOT / "examples" / "drivers" / "typescript-sdk"
 
 _READY = re.compile(r"^mcp-testbench: serving .* at (http://\S+)$")
 _SESSION = re.compile(r"^mcp-testbench: session \d+: (\S+)")
@@ -48,6 +64,18 @@ def node_tools_missing() -> str | None:
                 f"{path.relative_to(ROOT)} is missing: the e2e tests need the pinned Node "
                 "tools; run `npm ci --prefix tests/e2e-node` (tox does)"
             )
+    return None
+
+
+def ts_sdk_driver_missing() -> str | None:
+    """Why the TypeScript SDK driver cannot run on the pinned Node, or None."""
+    if not NODE.is_file():
+        return node_tools_missing()
+    if not (TS_SDK_DRIVER / "node_modules" / "@modelcontextprotocol" / "sdk").is_dir():
+        return (
+            f"{(TS_SDK_DRIVER / 'node_modules').relative_to(ROOT)} is missing: run "
+            "`npm ci --prefix examples/drivers/typescript-sdk` (tox does)"
+        )
     return None
 
 

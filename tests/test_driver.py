@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import sys
 import textwrap
 import time
@@ -27,6 +26,7 @@ from typing import Any
 
 import anyio
 import pytest
+from _served import NODE, TS_SDK_DRIVER, ts_sdk_driver_missing
 
 from harness.clients import (
     Authorization,
@@ -48,7 +48,6 @@ pytestmark = pytest.mark.anyio
 
 REPO = Path(__file__).resolve().parent.parent
 PYTHON_DRIVER = REPO / "examples" / "drivers" / "python" / "driver.py"
-TS_DIR = REPO / "examples" / "drivers" / "typescript-sdk"
 TOOLS_SCRIPT = fixtures_root() / "tools" / "list-and-call.json"
 FAULTS_SCRIPT = fixtures_root() / "stdio" / "faults.json"
 REVISION = "2025-11-25"
@@ -476,15 +475,10 @@ async def test_cancelling_the_caller_sends_cancel_with_its_target(
 
 @pytest.fixture
 def ts_driver() -> list[str]:
-    node = shutil.which("node")
-    if node is None:
-        pytest.fail("node is not on PATH: the TypeScript SDK driver needs Node 20 or later")
-    if not (TS_DIR / "node_modules" / "@modelcontextprotocol" / "sdk").is_dir():
-        pytest.fail(
-            f"{TS_DIR / 'node_modules'} is missing: "
-            "run `npm ci --prefix examples/drivers/typescript-sdk` first"
-        )
-    return [node, str(TS_DIR / "driver.mjs")]
+    missing = ts_sdk_driver_missing()
+    if missing is not None:
+        pytest.fail(missing)
+    return [str(NODE), str(TS_SDK_DRIVER / "driver.mjs")]
 
 
 @pytest.mark.e2e

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from _served import NODE, TS_SDK_DRIVER, ts_sdk_driver_missing
 
 from harness._catalogue import CATALOGUE
 from harness._report import format_evidence
@@ -42,7 +43,6 @@ pytest_plugins = ["pytester"]
 pytestmark = pytest.mark.e2e
 
 ROOT = Path(__file__).resolve().parents[1]
-TS_DRIVER = ROOT / "examples" / "drivers" / "typescript-sdk"
 TS_DRIVER_V1 = ROOT / "tests" / "fixtures-drivers" / "typescript-sdk-v1" / "driver.mjs"
 # Seconds for one client's whole suite: a bound, not an estimate (a run takes 1 to 3
 # minutes with -n 2 on 2 idle CPUs, several times that on a loaded machine).
@@ -441,6 +441,9 @@ def _run_suite(
     # has room for about 100 bytes (pytester's folder, named after the test, is too long).
     scratch = Path(tempfile.mkdtemp(prefix="mcp-e2e-"))
     monkeypatch.setenv("TMPDIR", str(scratch))
+    # Node's compile cache (Node 22): a driver that starts once per scenario run (protocol
+    # v1) compiles the SDK's modules once, not 200 times; the cache goes with the folder.
+    monkeypatch.setenv("NODE_COMPILE_CACHE", str(scratch / "node-compile-cache"))
     try:
         return _run_in(pytester, scratch, *client)
     finally:
@@ -547,14 +550,10 @@ def test_fastmcp(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> 
 def test_official_typescript_sdk(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    if shutil.which("node") is None:
-        pytest.fail("node is not on PATH: the TypeScript SDK driver needs Node 20 or later")
-    if not (TS_DRIVER / "node_modules" / "@modelcontextprotocol" / "sdk").is_dir():
-        pytest.fail(
-            "the TypeScript SDK is not installed for its driver: "
-            "run `npm ci --prefix examples/drivers/typescript-sdk`"
-        )
-    driver = shlex.join(["node", str(TS_DRIVER / "driver.mjs")])
+    missing = ts_sdk_driver_missing()
+    if missing is not None:
+        pytest.fail(missing)
+    driver = shlex.join([str(NODE), str(TS_SDK_DRIVER / "driver.mjs")])
     result, verdicts = _run_suite(pytester, monkeypatch, f"--mcp-driver={driver}")
     _assert_pinned(result, verdicts, TYPESCRIPT_SDK, "@modelcontextprotocol/sdk")
 
@@ -563,14 +562,12 @@ def test_typescript_sdk_through_a_v1_driver(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     """Backward compatibility of driver protocol 1.1: the v1 driver passes what it did."""
-    if shutil.which("node") is None:
-        pytest.fail("node is not on PATH: the TypeScript SDK driver needs Node 20 or later")
-    modules = TS_DRIVER / "node_modules"
-    if not (modules / "@modelcontextprotocol" / "sdk").is_dir():
-        pytest.fail("run `npm ci --prefix examples/drivers/typescript-sdk` first")
+    missing = ts_sdk_driver_missing()
+    if missing is not None:
+        pytest.fail(missing)
     # The frozen copy beside the example's node_modules, so that Node resolves the SDK.
-    (tmp_path / "node_modules").symlink_to(modules, target_is_directory=True)
+    (tmp_path / "node_modules").symlink_to(TS_SDK_DRIVER / "node_modules", target_is_directory=True)
     shutil.copy(TS_DRIVER_V1, tmp_path / "driver.mjs")
-    driver = shlex.join(["node", str(tmp_path / "driver.mjs")])
+    driver = shlex.join([str(NODE), str(tmp_path / "driver.mjs")])
     result, verdicts = _run_suite(pytester, monkeypatch, f"--mcp-driver={driver}")
     _assert_pinned(result, verdicts, TYPESCRIPT_SDK_V1, "@modelcontextprotocol/sdk")

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 import textwrap
 import time
@@ -258,6 +259,31 @@ async def test_python_driver_rejects_unknown_ops_and_skips_bad_lines(tmp_path: P
             assert caught.value.kind == "unsupported"
             await client.close()
     assert "ignored a line that is not a command" in client.diagnostics
+
+
+@pytest.mark.parametrize("stdin", ["a file of commands", "/dev/null"])
+def test_python_driver_run_by_hand_reads_a_file_or_dev_null(stdin: str, tmp_path: Path) -> None:
+    """A driver run by hand on a file (or /dev/null), which the event loop cannot poll,
+    answers its commands and exits at the end: it waited forever (asyncio's pipe reader
+    fails on those in a callback, and nothing ever ended the wait)."""
+    if stdin == "/dev/null":
+        source, replies = Path(os.devnull), []
+    else:
+        source = tmp_path / "commands.jsonl"
+        source.write_text('{"id": 1, "op": "no_such_op"}\n{"id": 2, "op": "close"}\n')
+        replies = [(1, False), (2, True)]
+    with source.open("rb") as commands:
+        done = subprocess.run(
+            [sys.executable, str(PYTHON_DRIVER)],
+            stdin=commands,
+            capture_output=True,
+            timeout=BOUND,
+            check=False,
+        )
+    assert done.returncode == 0, done.stderr
+    hello, *rest = [json.loads(line) for line in done.stdout.splitlines()]
+    assert hello["hello"] == "mcp-testbench-driver/1.1"
+    assert [(reply["id"], reply["ok"]) for reply in rest] == replies
 
 
 # -- bad drivers --------------------------------------------------------------------------------

@@ -12,7 +12,10 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import stat
 import sys
+import threading
+from collections.abc import AsyncIterator
 from typing import Any, BinaryIO
 
 from harness.clients import (
@@ -232,6 +235,33 @@ class Driver:
         self.write(reply)
 
 
+async def stdin_lines() -> AsyncIterator[bytes]:
+    """stdin's lines, to its end. The harness gives a pipe, which the event loop reads; a
+    file or /dev/null (a driver run by hand), which it cannot poll, is read by a thread.
+    (asyncio's pipe reader fails on those in a callback and then waits forever.)"""
+    mode = os.fstat(0).st_mode
+    if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
+        reader = asyncio.StreamReader(limit=LINE_LIMIT)
+        loop = asyncio.get_running_loop()
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+        while line := await reader.readline():
+            yield line
+        return
+    loop = asyncio.get_running_loop()
+    lines: asyncio.Queue[bytes] = asyncio.Queue()
+
+    def read() -> None:  # a daemon: a terminal's pending read never holds up the exit
+        while True:
+            line = sys.stdin.buffer.readline(LINE_LIMIT)
+            loop.call_soon_threadsafe(lines.put_nowait, line)
+            if not line:
+                return
+
+    threading.Thread(target=read, name="stdin", daemon=True).start()
+    while line := await lines.get():
+        yield line
+
+
 async def main() -> int:
     # stdout carries protocol lines only: keep a private copy of it, and point fd 1 at
     # stderr so that a stray print() from any library cannot corrupt the stream.
@@ -249,11 +279,8 @@ async def main() -> int:
     if getattr(client, "concurrent_instances", False) is True:
         hello["sessions"] = SESSIONS
     driver.write(hello)
-    reader = asyncio.StreamReader(limit=LINE_LIMIT)
-    loop = asyncio.get_running_loop()
-    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
     close_id: Any = None
-    while line := await reader.readline():
+    async for line in stdin_lines():
         try:
             command = json.loads(line)
             command_id = command["id"]

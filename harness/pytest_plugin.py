@@ -18,6 +18,7 @@ from __future__ import annotations
 import importlib
 import json
 import shlex
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -49,13 +50,13 @@ _STASH_WINDOW: pytest.StashKey[RunWindow[ScenarioRun]] = pytest.StashKey()
 _STASH_RESTORE_ENV: pytest.StashKey[Callable[[], None]] = pytest.StashKey()
 _STASH_POOL: pytest.StashKey[DriverPool] = pytest.StashKey()
 _STASH_HELLO: pytest.StashKey[dict[str, Any]] = pytest.StashKey()
+_STASH_CHECK: pytest.StashKey[_DriverCheck] = pytest.StashKey()
 _UNIT_RUNS = 16
 """Scenario runs in one unit of pytest-xdist's work, the units being dealt out to the
 workers in turn: neighbouring runs (a scenario's revisions and transports) stay together,
 and each worker still gets a mix of the suite's scenarios."""
 _UNIT_INPUT = "mcp_testbench_unit_runs"
 _SHARE_INPUT = "mcp_testbench_share"
-_HELLO_INPUT = "mcp_testbench_driver_hello"
 _GROUP_SCOPE = f"{_SUITE}::group "
 _STASH_POSITIONS: pytest.StashKey[list[str]] = pytest.StashKey()
 _STALE_RUN = 2.0
@@ -207,7 +208,14 @@ def pytest_configure(config: pytest.Config) -> None:
         config.stash[_STASH_FACTORY] = load_factory(spec)  # a bad MODULE:ATTR is a usage error now
     driver = config.getoption("mcp_driver")
     if driver and not hasattr(config, "workerinput"):  # once, in the controller
-        config.stash[_STASH_HELLO] = check_driver(driver, config.getoption("mcp_timeout"))
+        timeout = config.getoption("mcp_timeout")
+        if _spawns_workers(config):
+            # Beside the workers' start (a second, which the check took before them): each
+            # worker learns the hello from its own first process (`_driver_pool`), and the
+            # check ends before any scenario is handed out (`pytest_collection`).
+            config.stash[_STASH_CHECK] = _DriverCheck(driver, timeout)
+        else:
+            config.stash[_STASH_HELLO] = check_driver(driver, timeout)
     for report in config.getoption("mcp_report") or []:
         if Path(report).suffix not in (".json", ".md", ".html"):
             raise pytest.UsageError(
@@ -317,6 +325,52 @@ def check_driver(driver: str, timeout: float) -> dict[str, Any]:
     return client.hello
 
 
+def _spawns_workers(config: pytest.Config) -> bool:
+    """Whether pytest-xdist starts workers for this session (its own condition)."""
+    return config.getoption("dist", "no") != "no" and not config.option.collectonly
+
+
+class _DriverCheck:
+    """`check_driver` in a thread of its own, started at once; `result()` ends it."""
+
+    def __init__(self, driver: str, timeout: float) -> None:
+        self._hello: dict[str, Any] | None = None
+        self._error: pytest.UsageError | None = None
+        # check_driver's own bounds: the hello's wait, then a close of at most 30 s.
+        self._bound = max(timeout, 5.0) + 30.0 + 10.0
+        self._thread = threading.Thread(
+            target=self._run, args=(driver, timeout), name="mcp-testbench driver check"
+        )
+        self._thread.start()
+
+    def _run(self, driver: str, timeout: float) -> None:
+        try:
+            self._hello = check_driver(driver, timeout)
+        except pytest.UsageError as exc:
+            self._error = exc
+
+    def result(self) -> dict[str, Any]:
+        """The driver's hello, or the UsageError that says what is wrong with it."""
+        self._thread.join(self._bound)
+        if self._error is not None:
+            raise self._error
+        if self._hello is None:
+            raise pytest.UsageError(
+                f"--mcp-driver: the check of the driver did not end within {self._bound:g} s"
+            )
+        return self._hello
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection(session: pytest.Session) -> None:
+    """The controller of an xdist run: the driver check that ran beside the workers' start
+    ends here, before any scenario is handed out, so that a broken driver still ends the
+    run with its one clear error (the workers, shut down, end what they started)."""
+    check = session.config.stash.get(_STASH_CHECK, None)
+    if check is not None:
+        session.config.stash[_STASH_HELLO] = check.result()
+
+
 def pytest_collection_finish(session: pytest.Session) -> None:
     """Warm the driver processes this process will need first (`DriverPool.warm`): as
     many as its window keeps working at once, fewer for a smaller share of runs."""
@@ -327,7 +381,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     worker_input = getattr(config, "workerinput", None)
     workers = int(worker_input["workercount"]) if worker_input is not None else 1
     share = -(-len(runs) // workers)
-    _driver_pool(config).warm(min(_concurrent_runs(config), share))
+    hello_bound = max(config.getoption("mcp_timeout"), 5.0)  # as the check's (`check_driver`)
+    _driver_pool(config).warm(min(_concurrent_runs(config), share), hello_bound=hello_bound)
 
 
 def _driver_pool(config: pytest.Config) -> DriverPool:
@@ -338,14 +393,13 @@ def _driver_pool(config: pytest.Config) -> DriverPool:
     if pool is None:
         # A driver that offers reuse (1.1) keeps its process across scenarios, and one
         # that offers sessions runs several at once in it; any other gets a process per
-        # scenario. The controller's check saw the hello (a worker gets it from the
-        # controller): how many scenarios a process holds is known before any starts.
-        hello = config.stash.get(_STASH_HELLO, None)
-        worker_input = getattr(config, "workerinput", None)
-        if worker_input is not None and worker_input.get(_HELLO_INPUT):
-            hello = json.loads(worker_input[_HELLO_INPUT])
+        # scenario. Without xdist the check saw the hello; an xdist worker learns it from
+        # its first process (`DriverPool.warm`). Either way, how many scenarios a process
+        # holds is known before any scenario starts.
         argv = driver_argv(config.getoption("mcp_driver"))
-        pool = config.stash[_STASH_POOL] = DriverPool(argv, hello=hello)
+        pool = config.stash[_STASH_POOL] = DriverPool(
+            argv, hello=config.stash.get(_STASH_HELLO, None)
+        )
         config.add_cleanup(pool.close)
     return pool
 
@@ -658,15 +712,11 @@ def pytest_configure_node(node: Any) -> None:
     worker count; if not, a unit is one run) and, to each of the first `workercount`
     workers, its position: the share of units it gets up front (`_share_of`). A worker
     started later, in place of one that crashed, has no share. A worker cannot see the
-    controller's `--dist`: xdist sets the worker's own to "no". It also passes on the
-    driver's hello from the controller's check (`_driver_pool`)."""
+    controller's `--dist`: xdist sets the worker's own to "no"."""
     if not _active(node.config):
         return
     units = _units_in_use(node.config)
     node.workerinput[_UNIT_INPUT] = units
-    hello = node.config.stash.get(_STASH_HELLO, None)
-    if hello is not None:
-        node.workerinput[_HELLO_INPUT] = json.dumps(hello)
     positions = node.config.stash.setdefault(_STASH_POSITIONS, [])
     if units and len(positions) < int(node.workerinput["workercount"]):
         node.workerinput[_SHARE_INPUT] = len(positions)
@@ -966,9 +1016,11 @@ class _Recorder:
             self.results.append(result)
             _junit_verdict_line(self.config, report, result)
 
-    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+    def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int) -> None:
         from harness._report import terminal_summary, write_reports
 
+        if exitstatus == pytest.ExitCode.USAGE_ERROR:
+            return  # no run took place (a broken driver, say): the error says what to fix
         self._blocked_details(terminalreporter)
         for path in self.config.getoption("mcp_report") or []:
             write_reports(self.results, Path(path))

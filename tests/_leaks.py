@@ -3,12 +3,23 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
-__all__ = ["children", "listening_sockets"]
+__all__ = ["children", "listening_sockets", "processes_naming"]
+
+
+def processes_naming(text: str) -> list[tuple[int, str]]:
+    """Live processes whose command line holds `text` (a path only a test's run uses):
+    what a run left behind, even once reparented away from the test process."""
+    return [(pid, cmdline) for pid, cmdline in _processes(lambda _ppid: True) if text in cmdline]
 
 
 def children(pid: int) -> list[tuple[int, str]]:
+    return _processes(lambda ppid: ppid == pid)
+
+
+def _processes(parent: Callable[[int], bool]) -> list[tuple[int, str]]:
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -18,7 +29,7 @@ def children(pid: int) -> list[tuple[int, str]]:
             # The command name is in parentheses and may hold spaces: split after it.
             fields = stat[stat.rindex(")") + 2 :].split()
             state, ppid = fields[0], int(fields[1])
-            if ppid == pid and state != "Z":
+            if parent(ppid) and state != "Z":
                 cmdline = (
                     (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
                 )

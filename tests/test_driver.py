@@ -1029,6 +1029,34 @@ def test_a_driver_with_sessions_holds_several_scenarios_in_one_process(tmp_path:
     assert notes.read_text().count("started") == 2
 
 
+def test_a_pool_without_a_hello_warms_by_the_first_processs_hello(tmp_path: Path) -> None:
+    """A worker of an xdist run knows no hello when it warms (the controller checks the
+    driver beside its start): the first process's hello says how many scenarios one
+    holds. Five scenarios, two sessions a process: three processes, not five."""
+    argv = write_script(tmp_path, "sessions_driver.py", SESSIONS_DRIVER)
+    pool = DriverPool([*argv, str(tmp_path / "notes"), "plain", json.dumps(SESSIONS_HELLO)])
+    try:
+        pool.warm(5)
+        assert pool.hello == SESSIONS_HELLO
+        assert len(pool._kept) == 3  # the first, then two more
+    finally:
+        pool.close()
+
+
+def test_warming_without_a_hello_waits_for_the_first_at_most_its_bound(tmp_path: Path) -> None:
+    """A first process that never says hello holds the warm-up for its bound only, and
+    no more start: the scenario that takes it reports the driver's failure."""
+    pool = DriverPool(write_script(tmp_path, "mute.py", "import sys\nsys.stdin.read()\n"))
+    try:
+        start = time.monotonic()
+        pool.warm(3, hello_bound=0.5)
+        assert 0.5 <= time.monotonic() - start < 0.5 + BOUND / 4
+        assert pool.hello is None
+        assert len(pool._kept) == 1
+    finally:
+        pool.close()
+
+
 def test_an_event_for_no_session_reaches_nobody_and_is_noted(tmp_path: Path) -> None:
     pool, _notes = sessions_pool(tmp_path, "stray")
 

@@ -17,6 +17,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from _leaks import processes_naming
 
 from harness._run_suite import LEAN_PYTEST
 
@@ -227,18 +228,21 @@ BROKEN_DRIVERS = {
 }
 
 
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
 @pytest.mark.parametrize("name", sorted(BROKEN_DRIVERS))
 def test_a_broken_driver_is_one_clear_error_in_seconds(
-    pytester: pytest.Pytester, name: str
+    pytester: pytest.Pytester, name: str, workers: list[str]
 ) -> None:
-    """The driver is started once before any scenario: a broken one ends the run with one
-    usage error naming the problem, not a BLOCKED item (and a wait) per scenario."""
+    """The driver is checked once before any scenario: a broken one ends the run with one
+    usage error naming the problem, not a BLOCKED item (and a wait) per scenario. Under
+    xdist the check runs beside the workers' start, which have started the driver too:
+    they end every process they started."""
     source, says = BROKEN_DRIVERS[name]
     driver = pytester.path / "driver.py"
     driver.write_text(source, encoding="utf-8")
     start = time.monotonic()
     result, results, _ = _run(
-        pytester, f"--mcp-driver={sys.executable} {driver}", "--mcp-timeout=1"
+        pytester, f"--mcp-driver={sys.executable} {driver}", "--mcp-timeout=1", *workers
     )
     elapsed = time.monotonic() - start
     assert result.ret == pytest.ExitCode.USAGE_ERROR
@@ -246,4 +250,6 @@ def test_a_broken_driver_is_one_clear_error_in_seconds(
     errors = result.stderr.str()
     assert "does not work" in errors
     assert says in errors
+    assert "mcp-testbench summary" not in result.stdout.str()  # no run took place
     assert elapsed < 30
+    assert not processes_naming(str(driver))

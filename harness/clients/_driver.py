@@ -15,6 +15,7 @@ The binding runs on asyncio (the harness drives every scenario on asyncio).
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import dataclasses
 import json
@@ -745,21 +746,39 @@ class DriverPool:
             return DriverClient(self.argv, known_hello=self.hello, **self._options)
         return PooledDriver(self)
 
-    def warm(self, count: int) -> None:
+    def warm(self, count: int, *, hello_bound: float = 20.0) -> None:
         """Start the processes for `count` scenarios now (one per scenario, or one per
         `sessions` of them). A driver's start is mostly its client library's imports (a
         second of CPU for the Python SDK): started as soon as pytest has collected, it is
         not paid inside the first runs, each of them holding a place in the run window
         meanwhile. A start that fails is reported by the scenario that takes the process,
-        as if it had started it itself."""
+        as if it had started it itself.
+
+        With no hello known yet and more than one scenario to warm for, the first
+        process's hello says how many scenarios a process holds: this waits for it (at
+        most `hello_bound` seconds), then starts the rest. Without it, a driver that offers
+        sessions got a process per scenario."""
         if count < 1:  # nothing to start: no host thread either
             return
         host = self._host_loop()
-        for _ in range(-(-count // _capacity(self.hello or {}))):
-            channel = self._new_channel()
+        if self.hello is None and count > 1:
+            first = self._kept_channel()
+            started = asyncio.run_coroutine_threadsafe(_warm(first), host.loop)
+            with contextlib.suppress(concurrent.futures.TimeoutError):
+                started.result(hello_bound)
+            if not first.greeted():  # the scenario that takes it reports how it went
+                return
             with self._lock:
-                self._kept.append(channel)
-            asyncio.run_coroutine_threadsafe(_warm(channel), host.loop)
+                self.hello, self.reuse = dict(first.hello), first.reusable
+            count -= first.capacity
+        for _ in range(-(-count // _capacity(self.hello or {}))):
+            asyncio.run_coroutine_threadsafe(_warm(self._kept_channel()), host.loop)
+
+    def _kept_channel(self) -> _Channel:
+        channel = self._new_channel()
+        with self._lock:
+            self._kept.append(channel)
+        return channel
 
     def _new_channel(self) -> _Channel:
         return _Channel(self.argv, known_hello=self.hello, **self._options)

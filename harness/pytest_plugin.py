@@ -206,21 +206,22 @@ def pytest_configure(config: pytest.Config) -> None:
     spec = config.getoption("mcp_client")
     if spec:
         config.stash[_STASH_FACTORY] = load_factory(spec)  # a bad MODULE:ATTR is a usage error now
-    driver = config.getoption("mcp_driver")
-    if driver and not hasattr(config, "workerinput"):  # once, in the controller
-        timeout = config.getoption("mcp_timeout")
-        if _spawns_workers(config):
-            # Beside the workers' start (a second, which the check took before them): each
-            # worker learns the hello from its own first process (`_driver_pool`), and the
-            # check ends before any scenario is handed out (`pytest_collection`).
-            config.stash[_STASH_CHECK] = _DriverCheck(driver, timeout)
-        else:
-            config.stash[_STASH_HELLO] = check_driver(driver, timeout)
     for report in config.getoption("mcp_report") or []:
         if Path(report).suffix not in (".json", ".md", ".html"):
             raise pytest.UsageError(
                 f"--mcp-report {report!r}: the file name must end in .json, .md or .html"
             )
+    driver = config.getoption("mcp_driver")
+    if driver and not hasattr(config, "workerinput"):  # once, in the controller
+        timeout = config.getoption("mcp_timeout")
+        if _spawns_workers(config):
+            # Beside the workers' start, which it held up before (a driver's start is
+            # mostly its client library's imports): each worker reads the hello of its own
+            # first process (`DriverPool.warm`), and the check ends before any scenario is
+            # handed out (`pytest_collection`).
+            config.stash[_STASH_CHECK] = _DriverCheck(driver, timeout)
+        else:
+            config.stash[_STASH_HELLO] = check_driver(driver, timeout)
     config.stash[_STASH_RUNS] = {}
     if not hasattr(config, "workerinput"):
         # The controller (or a run without xdist) keeps the verdicts and writes the

@@ -395,8 +395,8 @@ def _driver_pool(config: pytest.Config) -> DriverPool:
         # A driver that offers reuse (1.1) keeps its process across scenarios, and one
         # that offers sessions runs several at once in it; any other gets a process per
         # scenario. Without xdist the check saw the hello; an xdist worker learns it from
-        # its first process (`DriverPool.warm`). Either way, how many scenarios a process
-        # holds is known before any scenario starts.
+        # its first process (`DriverPool.warm`). Either way, it knows how many
+        # scenarios a process holds before it starts a second process.
         argv = driver_argv(config.getoption("mcp_driver"))
         pool = config.stash[_STASH_POOL] = DriverPool(
             argv, hello=config.stash.get(_STASH_HELLO, None)

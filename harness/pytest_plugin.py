@@ -336,7 +336,7 @@ class _DriverCheck:
 
     def __init__(self, driver: str, timeout: float) -> None:
         self._hello: dict[str, Any] | None = None
-        self._error: pytest.UsageError | None = None
+        self._error: BaseException | None = None
         # check_driver's own bounds: the hello's wait, then a close of at most 30 s.
         self._bound = max(timeout, 5.0) + 30.0 + 10.0
         self._thread = threading.Thread(
@@ -347,18 +347,20 @@ class _DriverCheck:
     def _run(self, driver: str, timeout: float) -> None:
         try:
             self._hello = check_driver(driver, timeout)
-        except pytest.UsageError as exc:
+        except BaseException as exc:  # raised again by `result`, in the session's thread
             self._error = exc
 
     def result(self) -> dict[str, Any]:
-        """The driver's hello, or the UsageError that says what is wrong with it."""
+        """The driver's hello, or what the check raised (a UsageError that says what is
+        wrong with the driver, or any other error as it was)."""
         self._thread.join(self._bound)
-        if self._error is not None:
-            raise self._error
-        if self._hello is None:
+        if self._thread.is_alive():
             raise pytest.UsageError(
                 f"--mcp-driver: the check of the driver did not end within {self._bound:g} s"
             )
+        if self._error is not None:
+            raise self._error
+        assert self._hello is not None
         return self._hello
 
 

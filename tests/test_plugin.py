@@ -113,6 +113,33 @@ def test_a_node_id_that_names_nothing_is_a_usage_error(pytester: pytest.Pytester
     assert f"'{RUN_ID}::no.such-check' names no item of the suite" in result.stderr.str()
 
 
+@pytest.mark.parametrize(
+    "outcome",
+    [{"hello": "mcp-testbench-driver/1.1"}, pytest.UsageError("broken"), RuntimeError("a bug")],
+    ids=["hello", "usage error", "other error"],
+)
+def test_the_driver_check_beside_the_workers_gives_what_the_check_gave(
+    monkeypatch: pytest.MonkeyPatch, outcome: object
+) -> None:
+    """Under xdist the check runs in a thread: its result, or whatever it raised, comes
+    back unchanged in the session's thread (a bug is not passed off as a broken driver)."""
+    import harness.pytest_plugin as plugin
+
+    def check_driver(driver: str, timeout: float) -> object:
+        if isinstance(outcome, BaseException):
+            raise outcome
+        return outcome
+
+    monkeypatch.setattr(plugin, "check_driver", check_driver)
+    check = plugin._DriverCheck("python driver.py", 1.0)
+    if isinstance(outcome, BaseException):
+        with pytest.raises(type(outcome)) as caught:
+            check.result()
+        assert caught.value is outcome
+    else:
+        assert check.result() == outcome
+
+
 def test_a_node_id_without_a_client_says_what_to_add(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest(f"{RUN_ID}::tools.call-result", "-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.USAGE_ERROR

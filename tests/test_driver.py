@@ -1050,7 +1050,8 @@ def test_warming_without_a_hello_waits_for_the_first_at_most_its_bound(tmp_path:
     try:
         start = time.monotonic()
         pool.warm(3, hello_bound=0.5)
-        assert 0.5 <= time.monotonic() - start < 0.5 + BOUND / 4
+        # At least the bound (less a hair: a timed wait may end just before it).
+        assert 0.45 <= time.monotonic() - start < 0.5 + BOUND / 4
         assert pool.hello is None
         assert len(pool._kept) == 1
     finally:

@@ -294,6 +294,13 @@ def driver_argv(driver: str) -> list[str]:
     return argv
 
 
+def _hello_bound(timeout: float) -> float:
+    """Seconds a driver has for its hello before any scenario (the check's, and a
+    worker's first process's): the operation time-out, but never under 5 s, as a
+    driver's start is mostly its client library's imports."""
+    return max(timeout, 5.0)
+
+
 def check_driver(driver: str, timeout: float) -> dict[str, Any]:
     """Start the driver once, before any scenario, and read its hello: a driver that
     cannot start, exits, prints garbage or never says hello is one clear error in
@@ -303,7 +310,7 @@ def check_driver(driver: str, timeout: float) -> dict[str, Any]:
     from harness.clients._contract import ClientError
     from harness.clients._driver import DriverClient
 
-    client = DriverClient(driver_argv(driver), hello_timeout=max(timeout, 5.0))
+    client = DriverClient(driver_argv(driver), hello_timeout=_hello_bound(timeout))
 
     async def start() -> None:
         try:
@@ -338,7 +345,7 @@ class _DriverCheck:
         self._hello: dict[str, Any] | None = None
         self._error: BaseException | None = None
         # check_driver's own bounds: the hello's wait, then a close of at most 30 s.
-        self._bound = max(timeout, 5.0) + 30.0 + 10.0
+        self._bound = _hello_bound(timeout) + 30.0 + 10.0
         self._thread = threading.Thread(
             target=self._run, args=(driver, timeout), name="mcp-testbench driver check"
         )
@@ -384,7 +391,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     worker_input = getattr(config, "workerinput", None)
     workers = int(worker_input["workercount"]) if worker_input is not None else 1
     share = -(-len(runs) // workers)
-    hello_bound = max(config.getoption("mcp_timeout"), 5.0)  # as the check's (`check_driver`)
+    hello_bound = _hello_bound(config.getoption("mcp_timeout"))
     _driver_pool(config).warm(min(_concurrent_runs(config), share), hello_bound=hello_bound)
 
 

@@ -239,15 +239,14 @@ async def stdin_lines() -> AsyncIterator[bytes]:
     """stdin's lines, to its end. The harness gives a pipe, which the event loop reads; a
     file or /dev/null (a driver run by hand), which it cannot poll, is read by a thread.
     (asyncio's pipe reader fails on those in a callback and then waits forever.)"""
+    loop = asyncio.get_running_loop()
     mode = os.fstat(0).st_mode
     if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
         reader = asyncio.StreamReader(limit=LINE_LIMIT)
-        loop = asyncio.get_running_loop()
         await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
         while line := await reader.readline():
             yield line
         return
-    loop = asyncio.get_running_loop()
     lines: asyncio.Queue[bytes] = asyncio.Queue()
 
     def read() -> None:  # a daemon: a terminal's pending read never holds up the exit

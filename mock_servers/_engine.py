@@ -47,6 +47,7 @@ from harness.protocol import (
     RequestId,
     Response,
     encode,
+    is_request_id,
     is_stateless,
 )
 from mock_servers._conformance import RESPONSE_MEMBERS, SendGate, minimal_result, split_mark
@@ -148,6 +149,10 @@ class Delivery:
     """Where the messages come from (a step's label), for the send gate's errors."""
     step: int | None = None
     """The index of the step that answered (None: a built-in answer)."""
+    after_cancel: bool = False
+    """Held until the client cancels the request (`notifications/cancelled` naming it),
+    bounded by the answer timeout: the late response of the cancellation race, whatever
+    the client's speed."""
 
 
 @dataclass(frozen=True)
@@ -411,6 +416,7 @@ class Engine:
         self._consumed: set[int] = set()
         self._fired: set[int] = set()
         self._responses: dict[RequestId, anyio.Event] = {}
+        self._cancels: dict[RequestId, anyio.Event] = {}  # the client's notifications/cancelled
         # Ids of the requests the mock sent: the client's answers to them are expected
         # even when no step matches them (the answers a `before` request awaits).
         self._sent_request_ids: set[RequestId] = set()  # int or str: 1 and "1" stay apart
@@ -504,6 +510,16 @@ class Engine:
         """Wait until the client answered server request `request_id` (callers bound it)."""
         await self._responses.setdefault(request_id, anyio.Event()).wait()
 
+    async def wait_for_cancel(self, request_id: RequestId) -> None:
+        """Wait until the client cancelled its request `request_id` (callers bound it)."""
+        await self._cancels.setdefault(request_id, anyio.Event()).wait()
+
+    def _client_cancelled(self, message: Notification) -> None:
+        params = message.params if isinstance(message.params, dict) else {}
+        request_id = params.get("requestId")
+        if is_request_id(request_id):  # typed JSON: true is not the id 1
+            self._cancels.setdefault(request_id, anyio.Event()).set()
+
     def _awaited(self, before: list[dict[str, Any]]) -> list[RequestId]:
         ids = [m["id"] for m in before if "method" in m and "id" in m]
         self._sent_request_ids.update(ids)
@@ -526,6 +542,8 @@ class Engine:
         self.transcript.record("message", direction="client", message=as_json, channel=channel)
         if isinstance(message, (Response, ErrorResponse)) and message.id is not None:
             self._client_answered(message.id)
+        elif isinstance(message, Notification) and message.method == "notifications/cancelled":
+            self._client_cancelled(message)
 
         if isinstance(message, Request) and self.stateless:
             refusal = self._check_request_meta(message)
@@ -646,6 +664,7 @@ class Engine:
             before_marks=[mark for _, mark in marked],
             origin=step.label,
             step=step.index,
+            after_cancel=reply.get("after_cancel") is True,
         )
 
     # -- what the mock may send (send_problem) ---------------------------------------------------

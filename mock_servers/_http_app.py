@@ -102,6 +102,11 @@ def _fault_ms(kind: str | None, fault: dict[str, Any]) -> int:
     return int(fault.get("ms", 0)) if kind == "delay" else 0
 
 
+def _cancel_of(message: Message, delivery: Delivery) -> RequestId | None:
+    """The request whose cancellation the reply waits for (`after_cancel`), or None."""
+    return message.id if delivery.after_cancel and isinstance(message, Request) else None
+
+
 # The rule of a 2026-07-28 engine answer that goes out with a 4xx status, by error code.
 _ENGINE_RULES = {
     METHOD_NOT_FOUND: "unknown-method-2026",
@@ -829,7 +834,7 @@ class HttpMock:
             for index, (before, mark) in enumerate(zip(delivery.before, marks, strict=True)):
                 origin = f"{delivery.origin}: before message {index}"
                 self.hub.push(Push(message=before, violation=mark, origin=origin))
-        await self.hub.await_answers(delivery.awaits)
+        await self.hub.await_client(delivery.awaits, _cancel_of(message, delivery))
         await self.hub.sleep(delivery.delay_ms + _fault_ms(kind, fault))
         if kind == "hang":
             await self._hang(ex, message)
@@ -913,6 +918,7 @@ class HttpMock:
             ),
             response.to_json(),
             awaits=list(delivery.awaits),
+            cancel_of=_cancel_of(message, delivery),
             delay_ms=delivery.delay_ms + _fault_ms(kind, fault),
             fault=kind if kind in ("hang", "drop_connection", "close_stream") else None,
             request_method=message.method,
@@ -1067,7 +1073,7 @@ class HttpMock:
                 stream.enqueue(Push(control="drop"))  # a mock error ends the run
                 return
         await ex.flush()
-        await self.hub.await_answers(delivery.awaits)
+        await self.hub.await_client(delivery.awaits, _cancel_of(message, delivery))
         await self.hub.sleep(delivery.delay_ms + _fault_ms(kind, fault))
         if kind == "hang":
             return

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any, Literal
 
 import anyio
@@ -58,6 +59,7 @@ class Plan:
     items: list[SseItem]
     response: dict[str, Any] | None
     awaits: list[RequestId] = field(default_factory=list)
+    cancel_of: RequestId | None = None  # the response waits for this request's cancellation
     delay_ms: int = 0
     fault: str | None = None  # hang, drop_connection or close_stream, at the response
     pos: int = 0
@@ -182,8 +184,17 @@ class StreamHub:
                 tg.cancel_scope.cancel()
         return done
 
-    async def await_answers(self, ids: list[RequestId]) -> None:
-        """Wait for the client's answers to server requests, bounded by the answer timeout."""
+    async def await_client(self, ids: list[RequestId], cancel_of: RequestId | None) -> None:
+        """What a reply waits for, each bounded by the answer timeout: the client's
+        notifications/cancelled of its request `cancel_of` (a reply held `after_cancel`),
+        then its answers to the server requests `ids`."""
+        if cancel_of is not None and not await self.until_closing(
+            partial(self.engine.wait_for_cancel, cancel_of), self.answer_timeout
+        ):
+            self.note(
+                f"no notifications/cancelled for request {cancel_of!r} within "
+                f"{self.answer_timeout:g} s; continuing"
+            )
         if not ids:
             return
 
@@ -355,8 +366,8 @@ class StreamHub:
             item = plan.items[plan.pos]
             if item.kind == "response":
                 await ex.flush()  # nothing held back while waiting
-                await self.await_answers(plan.awaits)
-                plan.awaits = []
+                await self.await_client(plan.awaits, plan.cancel_of)
+                plan.awaits, plan.cancel_of = [], None
                 await self.sleep(plan.delay_ms)
                 plan.delay_ms = 0
                 if plan.fault == "hang":

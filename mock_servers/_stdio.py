@@ -793,6 +793,7 @@ class _StdioServer:
             or delivery.delay_ms
             or delivery.before
             or delivery.awaits
+            or delivery.after_cancel
             or delivery.fault is not None
             or delivery.body is not None
             or not isinstance(stdout, _LoopWriter)
@@ -903,6 +904,10 @@ class _StdioServer:
         `subscribe`: the filter of a listen request, whose subscription opens once the
         `before` messages (its acknowledgement) are written.
         """
+        if delivery.after_cancel and not await self._await_client(
+            partial(self.engine.wait_for_cancel, request_id)
+        ):
+            self._no_answer(f"no notifications/cancelled for request {request_id!r}", request_id)
         if delivery.delay_ms:
             await anyio.sleep(delivery.delay_ms / 1000)
         marks = delivery.before_marks or [None] * len(delivery.before)
@@ -915,13 +920,10 @@ class _StdioServer:
             for message, where, mark, on in held:
                 await self._send(message, where=where, violation=mark, on=on)
         for server_request in delivery.awaits:
-            if not await self._await_answer(server_request):
-                why = "stdin closed" if self._eof.is_set() else f"{self.answer_timeout:g} s passed"
-                self.transcript.record(
-                    "note",
-                    text=f"no answer to server request {server_request!r} ({why}); "
-                    f"answering request {request_id!r} anyway",
-                )
+            if not await self._await_client(
+                partial(self.engine.wait_for_client_response, server_request)
+            ):
+                self._no_answer(f"no answer to server request {server_request!r}", request_id)
         if delivery.fault is not None:
             await self._fault(delivery.fault, reply_to=request_id)
             return None
@@ -929,14 +931,21 @@ class _StdioServer:
             self._note("a reply body is HTTP-only: ignored on stdio")
         return delivery.response
 
-    async def _await_answer(self, server_request: RequestId) -> bool:
+    def _no_answer(self, what: str, request_id: RequestId) -> None:
+        why = "stdin closed" if self._eof.is_set() else f"{self.answer_timeout:g} s passed"
+        self.transcript.record(
+            "note", text=f"{what} ({why}); answering request {request_id!r} anyway"
+        )
+
+    async def _await_client(self, event: Callable[[], Awaitable[None]]) -> bool:
+        """Whether the client did what `event` waits for, within the answer timeout."""
         answered = False
         with anyio.move_on_after(self.answer_timeout):
             async with anyio.create_task_group() as race:
 
                 async def answer() -> None:
                     nonlocal answered
-                    await self.engine.wait_for_client_response(server_request)
+                    await event()
                     answered = True
                     race.cancel_scope.cancel()
 

@@ -665,6 +665,83 @@ async def test_an_unanswered_server_request_is_waited_for_only_until_the_answer_
     assert any("no answer to server request(s) ['srv-call']" in n for n in notes(mock_of(app)))
 
 
+def _held_until_cancelled(answer_as: str) -> Script:
+    slow = {"expect": {"method": "tools/call", "params": {"name": "slow"}}}
+    content = [{"type": "text", "text": "late"}]
+    reply = {"after_cancel": True, "as": answer_as, "result": {"content": content}}
+    return inline([{**slow, "reply": reply}])
+
+
+def _slow_call(request_id: int) -> dict[str, Any]:
+    return request("tools/call", request_id, {"name": "slow", "arguments": {}})
+
+
+def _cancel(request_id: int | str) -> dict[str, Any]:
+    params = {"requestId": request_id, "reason": "the caller gave up"}
+    return {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": params}
+
+
+def _sent_after_the_cancel(mock: HttpMock, request_id: int) -> bool:
+    """The response to `request_id` was recorded after the client's cancellation of it."""
+    cancel = next(
+        e["seq"]
+        for e in entries(mock, "message")
+        if e["message"].get("method") == "notifications/cancelled"
+        and e["message"]["params"]["requestId"] == request_id
+        and type(e["message"]["params"]["requestId"]) is type(request_id)
+    )
+    response = next(
+        e["seq"]
+        for e in entries(mock, "message")
+        if e["direction"] == "server" and e["message"].get("id") == request_id
+    )
+    return cancel < response
+
+
+async def test_a_reply_after_cancel_waits_for_the_clients_cancellation_on_its_sse_stream() -> None:
+    app = create_app(_held_until_cancelled("sse"), revision="2025-11-25")
+    async with in_process(app) as client:
+        headers = await initialize(client)
+        async with client.stream("POST", "/mcp", json=_slow_call(7), headers=headers) as call:
+            assert call.status_code == 200  # the stream is open; its response is held
+            # Typed JSON: a cancellation of "7" is not one of 7.
+            for request_id in ("7", 7):
+                cancelled = await client.post("/mcp", json=_cancel(request_id), headers=headers)
+                assert cancelled.status_code == 202
+            [late] = await Events(call).rest()
+    assert message_of(late)["result"]["content"][0]["text"] == "late"
+    mock = mock_of(app)
+    assert _sent_after_the_cancel(mock, 7)
+    assert not any("no notifications/cancelled" in n for n in notes(mock))
+
+
+async def test_a_reply_after_cancel_over_legacy_sse_waits_for_the_cancellation() -> None:
+    app = create_app(fixture("features/cancellation.json"), transport="sse-legacy")
+    legacy_get = {"accept": "text/event-stream"}
+    async with in_process(app) as client, client.stream("GET", "/mcp", headers=legacy_get) as sse:
+        events = Events(sse)
+        endpoint = (await events.next()).data
+        assert endpoint is not None
+        await client.post(endpoint, json=initialize_request("2024-11-05"))
+        await events.next()  # the initialize result
+        for message in (_slow_call(3), request("ping", 4), _cancel(3)):
+            assert (await client.post(endpoint, json=message)).status_code == 202
+        pong, late = await events.next(), await events.next()
+    assert message_of(pong) == {"jsonrpc": "2.0", "id": 4, "result": {}}
+    assert message_of(late)["result"]["content"][0]["text"] == "too late"
+    assert _sent_after_the_cancel(mock_of(app), 3)
+
+
+async def test_a_reply_after_cancel_goes_out_at_the_answer_timeout_without_one() -> None:
+    script = _held_until_cancelled("json")
+    app = create_app(script, revision="2025-11-25", answer_timeout=0)
+    async with in_process(app) as client:
+        headers = await initialize(client)
+        answered = await client.post("/mcp", json=_slow_call(8), headers=headers)
+    assert answered.json()["result"]["content"][0]["text"] == "late"
+    assert any("no notifications/cancelled for request 8" in n for n in notes(mock_of(app)))
+
+
 async def test_a_hanging_request_is_recorded_as_cancelled_when_the_client_gives_up() -> None:
     script = inline(
         [{"expect": {"method": "tools/call"}, "reply": {"fault": {"kind": "hang"}}}],

@@ -506,6 +506,66 @@ def test_an_unanswered_server_request_times_out_and_the_reply_still_comes(spawn:
     )
 
 
+def _held_until_cancelled(tmp_path: Path) -> str:
+    """A script whose tools/call answer waits for the client's cancellation: its path,
+    without the .json that `spawn` adds."""
+    script = {
+        "format_version": 1,
+        "name": "held-until-cancelled",
+        "revisions": ["2025-11-25"],
+        "server": {"capabilities": {"tools": {}}, "info": {"name": "stdio-mock", "version": "1"}},
+        "steps": [
+            {
+                "expect": {"method": "tools/call"},
+                "reply": {"after_cancel": True, "result": {"content": []}},
+            }
+        ],
+    }
+    (tmp_path / "held.json").write_text(json.dumps(script), encoding="utf-8")
+    return str(tmp_path / "held")
+
+
+def _cancel(request_id: int | str) -> dict[str, Any]:
+    params = {"requestId": request_id, "reason": "the caller gave up"}
+    return {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": params}
+
+
+def test_a_reply_after_cancel_waits_for_the_clients_cancellation(
+    spawn: Spawn, tmp_path: Path
+) -> None:
+    server = spawn(_held_until_cancelled(tmp_path))
+    _initialize(server)
+    server.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": _call("slow")})
+    server.send(_cancel("1"))  # typed JSON: not a cancellation of 1
+    assert server.request(2, "ping") == {"jsonrpc": "2.0", "id": 2, "result": {}}
+    server.send(_cancel(1))
+    assert server.receive() == {"jsonrpc": "2.0", "id": 1, "result": {"content": []}}
+    server.close_stdin()
+    assert server.wait() == 0
+    messages = _kinds(server.transcript(), "message")
+    cancel = next(
+        e["seq"] for e in messages if e["message"].get("params", {}).get("requestId") == 1
+    )
+    response = next(
+        e["seq"] for e in messages if e["direction"] == "server" and e["message"].get("id") == 1
+    )
+    assert cancel < response
+    assert not any("no notifications/cancelled" in n for n in _notes(server.transcript()))
+
+
+def test_a_reply_after_cancel_goes_out_at_the_answer_timeout_without_one(
+    spawn: Spawn, tmp_path: Path
+) -> None:
+    server = spawn(_held_until_cancelled(tmp_path), answer_timeout=0.2)
+    _initialize(server)
+    server.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": _call("slow")})
+    assert server.receive()["id"] == 1
+    server.close_stdin()
+    assert server.wait() == 0
+    notes = _notes(server.transcript())
+    assert any("no notifications/cancelled for request 1 (0.2 s passed)" in n for n in notes)
+
+
 def test_send_and_fault_steps_on_the_timeline(spawn: Spawn) -> None:
     server = spawn("timeline")
     hello = server.receive()  # a send step at the top: due at startup

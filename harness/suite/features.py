@@ -588,6 +588,11 @@ def cancel_notifies(run: ScenarioRun) -> Verdict:
     trigger=client_sent("notifications/cancelled"),
 )
 def cancel_only_in_flight(run: ScenarioRun) -> Verdict:
+    # A cancellation that crosses its response on the wire is the race the spec allows
+    # (the client still believed the request in progress). The scenarios rule it out: the
+    # abandoned call's response waits for the cancellation (`after_cancel`), and the
+    # timed-out call is never answered. A response sent before the cancellation is then
+    # one the client had been given.
     cancels = cancellations(run)
     for cancel in cancels:
         named = cancelled_id(cancel)

@@ -732,6 +732,21 @@ async def test_a_reply_after_cancel_over_legacy_sse_waits_for_the_cancellation()
     assert _sent_after_the_cancel(mock_of(app), 3)
 
 
+async def test_a_reply_after_cancel_at_2026_ends_with_the_stream_the_client_closes() -> None:
+    # 2026-07-28: closing the response stream is the cancellation; no notification comes.
+    app = create_app(_held_until_cancelled("sse"), revision="2026-07-28")
+    body, headers = modern("tools/call", 9, {"name": "slow", "arguments": {}})
+    async with (
+        in_process(app) as client,
+        client.stream("POST", "/mcp", json=body, headers=headers) as call,
+    ):
+        assert call.status_code == 200  # the stream is open; its response is held
+    mock = mock_of(app)
+    assert [e["how"] for e in entries(mock, "http_end")] == ["client_closed"]
+    assert not [e for e in entries(mock, "message") if e["direction"] == "server"]
+    assert any("(JSON-RPC id 9): a cancellation" in n for n in notes(mock))
+
+
 async def test_a_reply_after_cancel_goes_out_at_the_answer_timeout_without_one() -> None:
     script = _held_until_cancelled("json")
     app = create_app(script, revision="2025-11-25", answer_timeout=0)

@@ -222,6 +222,25 @@ class CancelsTheWrongId(ReferenceClient):
         await super()._cancel(request_id, reason)
 
 
+class CancelsAnAnsweredRequest(ReferenceClient):
+    """CANCEL: once its tools/list is answered, cancels it anyway (a clean-up that names
+    every request it sent, done or not)."""
+
+    async def _exchange(self, method: str, *args: Any, **kwargs: Any) -> Any:
+        sent: list[RequestId] = []
+        told = kwargs.get("on_id")
+
+        def on_id(request_id: RequestId) -> None:
+            sent.append(request_id)
+            if told is not None:
+                told(request_id)
+
+        result = await super()._exchange(method, *args, **{**kwargs, "on_id": on_id})
+        if method == "tools/list":
+            await self._cancel(sent[-1], "cleaning up")
+        return result
+
+
 class BreaksOnLateResponse(ReferenceClient):
     """CANCEL: a response to an abandoned request breaks the session."""
 
@@ -663,6 +682,11 @@ CASES = {
             "features.cancel-only-in-flight": "FAIL",
             "features.cancel-races-survived": "N/A",  # no cancellation, so no race
         },
+    ),
+    "cancels-an-answered-request": Case(
+        CancelsAnAnsweredRequest,
+        ("features-cancellation", "2025-06-18", "stdio"),
+        {"features.cancel-only-in-flight": "FAIL"},
     ),
     "breaks-on-late-response": Case(
         BreaksOnLateResponse,

@@ -669,7 +669,7 @@ class HttpMock:
             later += self._apply_actions(outcome.actions)
             delivery = outcome.delivery
             if delivery is not None and delivery.response is not None:
-                if delivery.fault or delivery.before or delivery.delay_ms:
+                if delivery.fault or delivery.before or delivery.delay_ms or delivery.after_cancel:
                     self._note(f"request {ex.number}: in a batch only the response is sent")
                 admitted = self.engine.gate.admit(
                     delivery.response,

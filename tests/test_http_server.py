@@ -732,6 +732,16 @@ async def test_a_reply_after_cancel_over_legacy_sse_waits_for_the_cancellation()
     assert _sent_after_the_cancel(mock_of(app), 3)
 
 
+async def test_in_a_batch_a_reply_after_cancel_goes_at_once_and_says_so() -> None:
+    app = create_app(_held_until_cancelled("json"), revision="2025-03-26")
+    async with in_process(app) as client:
+        headers = await initialize(client, "2025-03-26")
+        response = await client.post("/mcp", json=[_slow_call(6)], headers=headers)
+    [answer] = response.json()
+    assert answer["result"]["content"][0]["text"] == "late"
+    assert any("in a batch only the response is sent" in n for n in notes(mock_of(app)))
+
+
 async def test_a_reply_after_cancel_at_2026_ends_with_the_stream_the_client_closes() -> None:
     # 2026-07-28: closing the response stream is the cancellation; no notification comes.
     app = create_app(_held_until_cancelled("sse"), revision="2026-07-28")

@@ -464,3 +464,43 @@ def test_no_drive_waits_on_a_timer() -> None:
         if timers.search(line)
     ]
     assert not found, found
+
+
+# -- cancellations judged by the request they name --------------------------------------------
+
+
+def _call(seq: int, request_id: int, tool: str) -> dict[str, Any]:
+    params = {"name": tool, "arguments": {}}
+    return _message(seq, "client", {"jsonrpc": "2.0", "id": request_id, "method": "tools/call",
+                                    "params": params})  # fmt: skip
+
+
+def _cancelled(seq: int, request_id: int) -> dict[str, Any]:
+    params = {"requestId": request_id, "reason": "given up"}
+    return _message(seq, "client", {"jsonrpc": "2.0", "method": "notifications/cancelled",
+                                    "params": params})  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("cancels", "status", "why"),
+    [
+        # The time-out's cancellation of hang (2) may still be on its way when slow (3)
+        # goes out: the abandoned call is cancelled all the same.
+        ((2, 3), Status.PASS, "naming its id"),
+        ((3, 2), Status.PASS, "naming its id"),
+        ((2, 1003), Status.WARN, "no notifications/cancelled names the abandoned request 3"),
+        ((2,), Status.WARN, "those after it name 2"),
+    ],
+)
+def test_an_abandoned_call_is_cancelled_by_any_later_cancellation_naming_it(
+    cancels: tuple[int, ...], status: Status, why: str
+) -> None:
+    import harness.suite  # noqa: F401  (registers the checks)
+    from harness._catalogue import CATALOGUE
+
+    entries = [*_handshake(), _call(4, 2, "hang"), _call(5, 3, "slow")]
+    entries += [_cancelled(6 + index, named) for index, named in enumerate(cancels)]
+    run = _run(entries, supports={"cancel", "stdio", "tools"})
+    verdict = judge(CATALOGUE["features.cancel-notifies"], run)
+    assert verdict.status is status, verdict.reason
+    assert why in verdict.reason

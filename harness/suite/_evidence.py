@@ -141,23 +141,33 @@ def cancelled_by_notification(
     what: str = "the abandoned request",
     context: Sequence[Mapping[str, Any]] = (),
 ) -> Verdict:
-    """Whether the client's first notifications/cancelled after its (first) tools/call of
-    `tool` names that request's id exactly; `breach` (fail or warn) says how bad it is if
-    not. `context` is evidence the caller adds (the operation)."""
+    """Whether a notifications/cancelled after the client's (first) tools/call of `tool`
+    names that request's id exactly; `breach` (fail or warn) says how bad it is if none
+    does. `context` is evidence the caller adds (the operation).
+
+    Any of the later cancellations counts, not only the first: a client may still be
+    cancelling an earlier request (one its own time-out ended) when this one goes out."""
     sent = tool_calls(run, tool)
     if not sent:
         return missing(run, f"a tools/call of {tool}")
     request = sent[0]
+    wanted = request["message"]["id"]
     later = [c for c in cancellations(run) if c["seq"] > request["seq"]]
+    naming = next((c for c in later if same_id(cancelled_id(c), wanted)), None)
+    if naming is not None:
+        return passed(
+            f"{what} was cancelled by notifications/cancelled naming its id",
+            [request, naming, *context],
+        )
     if not later:
         return breach(
             f"{what} was never cancelled with notifications/cancelled", [request, *context]
         )
-    named, wanted = cancelled_id(later[0]), request["message"]["id"]
-    evidence = [request, later[0], *context]
-    if not same_id(named, wanted):
-        return breach(f"notifications/cancelled names {named!r}, not {what} {wanted!r}", evidence)
-    return passed(f"{what} was cancelled by notifications/cancelled naming its id", evidence)
+    named = ", ".join(repr(cancelled_id(c)) for c in later[:3])
+    return breach(
+        f"no notifications/cancelled names {what} {wanted!r}; those after it name {named}",
+        [request, *later[:3], *context],
+    )
 
 
 def answered(run: ScenarioRun, request: Mapping[str, Any]) -> bool:

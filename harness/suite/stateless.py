@@ -407,8 +407,8 @@ def http_post_only(run: ScenarioRun) -> Verdict:
     trigger=client_sent("tools/call", name="slow"),
 )
 def stdio_cancel_notification(run: ScenarioRun) -> Verdict:
-    # The drive abandons the call of slow once it is on the wire; the first
-    # notifications/cancelled after it must name it.
+    # The drive abandons the call of slow once it is on the wire; a notifications/cancelled
+    # after it must name it.
     return cancelled_by_notification(run, "slow", fail)
 
 

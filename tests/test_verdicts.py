@@ -8,6 +8,7 @@ check that crashes or passes without its trigger is the harness's fault, never a
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -502,5 +503,55 @@ def test_an_abandoned_call_is_cancelled_by_any_later_cancellation_naming_it(
     entries += [_cancelled(6 + index, named) for index, named in enumerate(cancels)]
     run = _run(entries, supports={"cancel", "stdio", "tools"})
     verdict = judge(CATALOGUE["features.cancel-notifies"], run)
+    assert verdict.status is status, verdict.reason
+    assert why in verdict.reason
+
+
+# -- a new session after a 404, judged by the requests that follow ----------------------------
+
+
+def _post(seq: int, number: int, message: Mapping[str, Any], session: str | None) -> dict[str, Any]:
+    headers = {} if session is None else {"mcp-session-id": session}
+    return {"seq": seq, "t": seq / 100, "kind": "http_request", "request": number,
+            "method": "POST", "path": "/mcp", "headers": headers, "body": json.dumps(message)}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("after", "status", "why"),
+    [
+        # A notification already on its way when the 404 came, then the new session.
+        (("notification", "initialize"), Status.PASS, "re-initialized"),
+        (("initialize",), Status.PASS, "re-initialized"),
+        (("notification",), Status.FAIL, "the client sent no request after the 404"),
+        ((), Status.FAIL, "the client sent nothing after the 404"),
+        (("call", "initialize"), Status.FAIL, "not a new initialize"),
+    ],
+)
+def test_a_new_session_after_a_404_is_judged_by_the_requests_that_follow(
+    after: tuple[str, ...], status: Status, why: str
+) -> None:
+    import harness.suite  # noqa: F401  (registers the checks)
+    from harness._catalogue import CATALOGUE
+
+    sent = {
+        "notification": ({"jsonrpc": "2.0", "method": "notifications/progress"}, "s-1"),
+        "call": ({"jsonrpc": "2.0", "id": 7, "method": "tools/call"}, "s-1"),
+        "initialize": ({"jsonrpc": "2.0", "id": 8, "method": "initialize", "params": {}}, None),
+    }
+    entries = [
+        *_handshake(),
+        _post(10, 1, {"jsonrpc": "2.0", "id": 5, "method": "tools/call"}, "s-1"),
+        {"seq": 11, "t": 0.11, "kind": "http_response", "request": 1, "status": 404},
+    ]
+    entries += [_post(12 + index, 2 + index, *sent[name]) for index, name in enumerate(after)]
+    run = ScenarioRun(
+        Scenario("fake", "fake.json", checks=()),
+        REVISION,
+        "http",
+        supports=frozenset({"http"}),
+        transcript={"entries": entries},
+        operations=[_connected()],
+    )
+    verdict = judge(CATALOGUE["http.new-session-after-404"], run)
     assert verdict.status is status, verdict.reason
     assert why in verdict.reason

@@ -759,12 +759,19 @@ def _session_gone(run: ScenarioRun) -> list[Entry]:
 )
 def new_session_after_404(run: ScenarioRun) -> Verdict:
     request, gone = _session_gone(run)
-    after = [r for r in http_requests(run, "POST") if _seq(r) > _seq(gone)]
+    posts = [r for r in http_requests(run, "POST") if _seq(r) > _seq(gone)]
+    # Requests only: a notification or response may have been on its way when the 404
+    # came, and it says nothing of how the client answers the 404.
+    after = [r for r in posts if any("id" in m and "method" in m for m in body_messages(r))]
     if not after:
         last = run.operations[-1:]
         if last and (unjudged := crashed(last[0])) is not None:
             return unjudged
-        return fail("the client sent nothing after the 404", [request, gone, *op_evidence(*last)])
+        what = "no request" if posts else "nothing"
+        return fail(
+            f"the client sent {what} after the 404",
+            [request, gone, *posts[:2], *op_evidence(*last)],
+        )
     first = after[0]
     if not _is_initialize(first):
         methods = [m.get("method") for m in body_messages(first)]

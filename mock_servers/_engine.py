@@ -155,6 +155,20 @@ class Delivery:
     the client's speed."""
 
 
+class _Signals:
+    """One event per request id, set once, awaitable before or after it is set (ids as
+    typed JSON: 1 and "1" stay apart)."""
+
+    def __init__(self) -> None:
+        self._events: dict[RequestId, anyio.Event] = {}
+
+    async def wait(self, request_id: RequestId) -> None:
+        await self._events.setdefault(request_id, anyio.Event()).wait()
+
+    def set(self, request_id: RequestId) -> None:
+        self._events.setdefault(request_id, anyio.Event()).set()
+
+
 @dataclass(frozen=True)
 class Action:
     """A send or fault step that became due: `kind` is "send" or "fault"."""
@@ -415,8 +429,8 @@ class Engine:
         self.negotiated_version: str | None = None
         self._consumed: set[int] = set()
         self._fired: set[int] = set()
-        self._responses: dict[RequestId, anyio.Event] = {}
-        self._cancels: dict[RequestId, anyio.Event] = {}  # the client's notifications/cancelled
+        self._answered = _Signals()  # server requests the client answered
+        self._cancelled = _Signals()  # requests the client cancelled (notifications/cancelled)
         # Ids of the requests the mock sent: the client's answers to them are expected
         # even when no step matches them (the answers a `before` request awaits).
         self._sent_request_ids: set[RequestId] = set()  # int or str: 1 and "1" stay apart
@@ -508,17 +522,17 @@ class Engine:
 
     async def wait_for_client_response(self, request_id: RequestId) -> None:
         """Wait until the client answered server request `request_id` (callers bound it)."""
-        await self._responses.setdefault(request_id, anyio.Event()).wait()
+        await self._answered.wait(request_id)
 
     async def wait_for_cancel(self, request_id: RequestId) -> None:
         """Wait until the client cancelled its request `request_id` (callers bound it)."""
-        await self._cancels.setdefault(request_id, anyio.Event()).wait()
+        await self._cancelled.wait(request_id)
 
     def _client_cancelled(self, message: Notification) -> None:
         params = message.params if isinstance(message.params, dict) else {}
         request_id = params.get("requestId")
         if is_request_id(request_id):  # typed JSON: true is not the id 1
-            self._cancels.setdefault(request_id, anyio.Event()).set()
+            self._cancelled.set(request_id)
 
     def _awaited(self, before: list[dict[str, Any]]) -> list[RequestId]:
         ids = [m["id"] for m in before if "method" in m and "id" in m]
@@ -530,9 +544,6 @@ class Engine:
             return False
         return message.id in self._sent_request_ids
 
-    def _client_answered(self, request_id: RequestId) -> None:
-        self._responses.setdefault(request_id, anyio.Event()).set()
-
     # -- one client message ------------------------------------------------------------------
 
     def handle(
@@ -541,7 +552,7 @@ class Engine:
         as_json = message.to_json()
         self.transcript.record("message", direction="client", message=as_json, channel=channel)
         if isinstance(message, (Response, ErrorResponse)) and message.id is not None:
-            self._client_answered(message.id)
+            self._answered.set(message.id)
         elif isinstance(message, Notification) and message.method == "notifications/cancelled":
             self._client_cancelled(message)
 

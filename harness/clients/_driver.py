@@ -41,6 +41,8 @@ __all__ = ["DRIVER_PROTOCOL", "DRIVER_PROTOCOLS", "DriverClient", "DriverPool", 
 
 _UNGREETED_GRACE = 0.5
 """Seconds a driver that never said hello gets to exit after its stdin closes."""
+_HELLO_TIMEOUT = 20.0
+"""Seconds a scenario's driver process has for its hello (docs/driver-protocol.md)."""
 
 T = TypeVar("T")
 
@@ -63,7 +65,7 @@ class _Channel:
         argv: Sequence[str],
         *,
         env: Mapping[str, str] | None = None,
-        hello_timeout: float = 20.0,
+        hello_timeout: float = _HELLO_TIMEOUT,
         stderr_lines: int = 200,
         known_hello: Mapping[str, Any] | None = None,
     ) -> None:
@@ -365,7 +367,7 @@ class DriverClient:
         argv: Sequence[str],
         *,
         env: Mapping[str, str] | None = None,
-        hello_timeout: float = 20.0,
+        hello_timeout: float = _HELLO_TIMEOUT,
         stderr_lines: int = 200,
         known_hello: Mapping[str, Any] | None = None,
     ) -> None:
@@ -746,7 +748,7 @@ class DriverPool:
             return DriverClient(self.argv, known_hello=self.hello, **self._options)
         return PooledDriver(self)
 
-    def warm(self, count: int, *, hello_bound: float = 20.0) -> None:
+    def warm(self, count: int, *, hello_bound: float = _HELLO_TIMEOUT) -> None:
         """Start the processes for `count` scenarios now (one per scenario, or one per
         `sessions` of them). A driver's start is mostly its client library's imports (a
         second of CPU for the Python SDK): started as soon as pytest has collected, it is

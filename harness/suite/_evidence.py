@@ -36,6 +36,7 @@ __all__ = [
     "hung_or_crashed",
     "initialize_exchange",
     "initialize_request",
+    "is_request",
     "missing",
     "op_evidence",
     "requests_with",
@@ -82,6 +83,11 @@ def header(entry: Mapping[str, Any], name: str) -> str | None:
 
 def http_requests(run: ScenarioRun, method: str | None = None) -> list[dict[str, Any]]:
     return [e for e in run.of_kind("http_request") if method is None or e.get("method") == method]
+
+
+def is_request(message: Mapping[str, Any]) -> bool:
+    """A JSON-RPC request (a method and an id), not a notification or response."""
+    return "method" in message and "id" in message
 
 
 def body_messages(entry: Mapping[str, Any]) -> list[dict[str, Any]]:

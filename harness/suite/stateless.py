@@ -25,6 +25,7 @@ from harness.suite._evidence import (
     header,
     http_requests,
     http_response_for,
+    is_request,
     missing,
     op_evidence,
     response_to,
@@ -65,10 +66,6 @@ def _meta(message: Mapping[str, Any]) -> dict[str, Any]:
 def _result(entry: Mapping[str, Any]) -> dict[str, Any]:
     result = entry["message"].get("result")
     return result if isinstance(result, dict) else {}
-
-
-def _is_request(message: Mapping[str, Any]) -> bool:
-    return "method" in message and "id" in message
 
 
 def _is_response(message: Any) -> bool:
@@ -198,7 +195,7 @@ def _header_breach(post: Mapping[str, Any]) -> str | None:
     declared = _meta(message).get(META_VERSION)
     if declared is not None and not same_json(version, declared):
         return f"MCP-Protocol-Version is {version!r}, _meta says {declared!r}"
-    if not _is_request(message):  # Mcp-Method and Mcp-Name are defined for requests only
+    if not is_request(message):  # Mcp-Method and Mcp-Name are defined for requests only
         return None
     method = message["method"]
     sent_method = header(post, "mcp-method")
@@ -312,7 +309,7 @@ def retry_after_32022(run: ScenarioRun) -> Verdict:
 def _server_requests(run: ScenarioRun) -> list[dict[str, Any]]:
     """What the mock sent that looks like a request (a legacy server's), for a client that
     must not answer it: 2026-07-28 has no server-to-client requests."""
-    return [e for e in _server_messages(run.entries) if _is_request(e["message"])]
+    return [e for e in _server_messages(run.entries) if is_request(e["message"])]
 
 
 @check(
@@ -462,7 +459,7 @@ def _post_of_call(run: ScenarioRun, tool: str) -> dict[str, Any] | None:
 
 
 def _server_request_sent(entries: list[dict[str, Any]]) -> bool:
-    return any(_is_request(e["message"]) for e in _server_messages(entries))
+    return any(is_request(e["message"]) for e in _server_messages(entries))
 
 
 def _sent_call_of(tool: str) -> Callable[[list[dict[str, Any]]], bool]:

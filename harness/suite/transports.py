@@ -33,6 +33,7 @@ from harness.suite._evidence import (
     crashed,
     header,
     http_requests,
+    is_request,
     op_evidence,
     response_to,
     surfaced,
@@ -762,7 +763,7 @@ def new_session_after_404(run: ScenarioRun) -> Verdict:
     posts = [r for r in http_requests(run, "POST") if _seq(r) > _seq(gone)]
     # Requests only: a notification or response may have been on its way when the 404
     # came, and it says nothing of how the client answers the 404.
-    after = [r for r in posts if any("id" in m and "method" in m for m in body_messages(r))]
+    after = [r for r in posts if any(is_request(m) for m in body_messages(r))]
     if not after:
         last = run.operations[-1:]
         if last and (unjudged := crashed(last[0])) is not None:
@@ -928,7 +929,7 @@ def _accepted(run: ScenarioRun) -> list[tuple[Entry, Entry]]:
     found: list[tuple[Entry, Entry]] = []
     for post in http_requests(run, "POST"):
         messages = body_messages(post)
-        if not messages or any("method" in m and "id" in m for m in messages):
+        if not messages or any(is_request(m) for m in messages):
             continue  # a request, or no JSON-RPC at all
         answer = _answer_to(run, post)
         if answer is not None and answer.get("status") == 202:

@@ -1,6 +1,6 @@
 """The mock servers' speed beside bare baselines, in one run, as ratios.
 
-    python benchmarks/mocks.py [--seconds S] [--concurrency 16] [--rounds 5] [--sessions 1000]
+    python benchmarks/mocks.py [--seconds S] [--concurrency 16] [--rounds 10] [--sessions 1000]
 
 HTTP (each server in a process of its own, the clients in this one, over loopback,
 HTTP/1.1 keep-alive on raw sockets so the client costs little): a `tools/list` answered
@@ -18,7 +18,10 @@ echo (a Python process answering each line with a fixed line, no parsing) and a 
 stdio server (one that does what the bare Starlette app does: parse the line, answer the
 same JSON with its id), each with its process's CPU time per round trip. The mock runs as
 a client spawns it by hand (no transcript) and as the suite does (its transcript written
-to a file, an entry a line, flushed as it happens).
+to a file, an entry a line, flushed as it happens). Every run starts after a few hundred
+untimed round trips, and a server's ratio to the echo is the median of its per-round
+ratios: where a pipe's two ends run (one core or two) moves a round's rate up to
+threefold on a 2-core machine, and servers timed seconds apart share that luck.
 
 Each phase is split into --rounds rounds that take turns between the servers, so a
 machine whose speed drifts (these are shared) slows all of them alike. Memory: the
@@ -393,32 +396,40 @@ def print_http(rows: list[tuple[str, int, Load]]) -> None:
 
 
 def _round_trips(argv: list[str], seconds: float, initialize: bool) -> tuple[int, float, float]:
-    """(round trips, seconds, the server process's CPU seconds during them)."""
+    """(round trips, seconds, the server process's CPU seconds during them), after
+    `STDIO_WARM_UP` untimed ones."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     with subprocess.Popen(
         argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env
     ) as process:
-        assert process.stdin is not None
-        assert process.stdout is not None
+        stdin, stdout = process.stdin, process.stdout
+        assert stdin is not None
+        assert stdout is not None
         if initialize:
-            process.stdin.write(json.dumps(INITIALIZE).encode() + b"\n")
-            process.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
-            process.stdin.flush()
-            process.stdout.readline()
+            stdin.write(json.dumps(INITIALIZE).encode() + b"\n")
+            stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+            stdin.flush()
+            stdout.readline()
+
+        def one(ident: int) -> bool:
+            message = {"jsonrpc": "2.0", "id": ident, "method": "tools/list"}
+            stdin.write(json.dumps(message).encode() + b"\n")
+            stdin.flush()
+            return bool(stdout.readline())
+
+        for ident in range(-STDIO_WARM_UP, 0):
+            one(ident)
         count = 0
         cpu = _cpu_seconds(process.pid)
         start = time.monotonic()
         deadline = start + seconds
         while time.monotonic() < deadline:
             count += 1
-            message = {"jsonrpc": "2.0", "id": count, "method": "tools/list"}
-            process.stdin.write(json.dumps(message).encode() + b"\n")
-            process.stdin.flush()
-            if not process.stdout.readline():
+            if not one(count):
                 break
         elapsed = time.monotonic() - start
         cpu = _cpu_seconds(process.pid) - cpu
-        process.stdin.close()
+        stdin.close()
         try:
             process.wait(10)
         except subprocess.TimeoutExpired:
@@ -426,8 +437,19 @@ def _round_trips(argv: list[str], seconds: float, initialize: bool) -> tuple[int
     return count, elapsed, cpu
 
 
+# Untimed round trips before each timed run, for every server alike: the mock's first
+# answers pay one-time work (its send gate's first check of each answer, lazy imports)
+# that a run of a fraction of a second would count as its steady rate.
+STDIO_WARM_UP = 200
+
+
 def stdio_rows(seconds: float, rounds: int) -> None:
+    """Each round times every server in turn; a server's figure beside the echo is the
+    median of its per-round ratios (with their range). On a 2-core machine a pipe's two
+    ends may share a core or not, which moves a round's rate up to threefold; servers
+    timed seconds apart share the luck, so their ratio is steadier than ratios of totals."""
     sys.path.insert(0, str(ROOT))
+    import statistics
     import tempfile
 
     from mock_servers.stdio import stdio_command
@@ -444,18 +466,36 @@ def stdio_rows(seconds: float, rounds: int) -> None:
                 True,
             ),
         ]
-        totals = {label: [0, 0.0, 0.0] for label, _, _ in kinds}
+        runs: dict[str, list[tuple[int, float, float]]] = {label: [] for label, _, _ in kinds}
         for _round in range(rounds):  # interleaved, as the HTTP rows
             for label, argv, initialize in kinds:
-                for index, value in enumerate(_round_trips(argv, seconds / rounds, initialize)):
-                    totals[label][index] += value
-    rate = {label: count / elapsed for label, (count, elapsed, _) in totals.items()}
-    print(f"\n{'stdio':<20} {'round trips/s':>13} {'vs echo':>8} {'vs bare':>8} {'CPU us/rt':>10}")
-    for label, (count, _, cpu) in totals.items():
+                runs[label].append(_round_trips(argv, seconds / rounds, initialize))
+
+    def rates(label: str) -> list[float]:
+        return [count / elapsed for count, elapsed, _ in runs[label]]
+
+    def ratios(label: str, base: str) -> list[float]:
+        return [mine / theirs for mine, theirs in zip(rates(label), rates(base), strict=True)]
+
+    print(
+        f"\n{'stdio':<20} {'round trips/s':>13} {'vs echo':>8} {'(range)':>11} "
+        f"{'vs bare':>8} {'CPU us/rt':>10}"
+    )
+    for label, measured in runs.items():
+        vs_echo = ratios(label, "bare pipe echo")
+        count = sum(c for c, _, _ in measured)
+        cpu = sum(c for _, _, c in measured)
+        spread = f"{min(vs_echo):.0%}-{max(vs_echo):.0%}"
         print(
-            f"{label:<20} {rate[label]:>13.0f} {rate[label] / rate['bare pipe echo']:>7.0%} "
-            f"{rate[label] / rate['bare stdio server']:>7.0%} {1e6 * cpu / count:>10.0f}"
+            f"{label:<20} {count / sum(e for _, e, _ in measured):>13.0f} "
+            f"{statistics.median(vs_echo):>7.0%} {spread:>11} "
+            f"{statistics.median(ratios(label, 'bare stdio server')):>7.0%} "
+            f"{1e6 * cpu / count:>10.0f}"
         )
+    print(
+        f"  ({rounds} rounds; vs echo/bare: the median of the per-round ratios; "
+        f"each run after {STDIO_WARM_UP} untimed round trips)"
+    )
 
 
 # -- memory ------------------------------------------------------------------------------------
@@ -504,7 +544,7 @@ def main() -> int:
     parser.add_argument("--serve", help=argparse.SUPPRESS)
     parser.add_argument("--seconds", type=float, default=3.0, help="each load phase (s)")
     parser.add_argument("--concurrency", type=int, default=16, help="concurrent HTTP clients")
-    parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds per phase")
+    parser.add_argument("--rounds", type=int, default=10, help="interleaved rounds per phase")
     parser.add_argument("--sessions", type=int, default=1000, help="idle sessions for memory")
     args = parser.parse_args()
     if args.serve:

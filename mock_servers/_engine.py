@@ -435,6 +435,20 @@ class Engine:
         # even when no step matches them (the answers a `before` request awaits).
         self._sent_request_ids: set[RequestId] = set()  # int or str: 1 and "1" stay apart
         self._templates = _Templates()
+        self._settings: dict[int, dict[str, Any]] = {}  # see _reply_settings
+        # The expect steps that could match a message, by its method: a pattern naming a
+        # literal method matches no other (what `matches` would say, without walking it).
+        literal = {
+            s.index: m
+            for s in script.steps
+            if s.kind == "expect" and isinstance(m := s.raw["expect"].get("method"), str)
+        }
+        expects = [s for s in script.steps if s.kind == "expect"]
+        self._expects_any_method = [s for s in expects if s.index not in literal]
+        self._expects_by_method = {
+            method: [s for s in expects if literal.get(s.index, method) == method]
+            for method in set(literal.values())
+        }
         server = script.server
         self.server_info: dict[str, Any] = dict(server.get("info") or default_server_info())
         self.capabilities: dict[str, Any] = dict(server.get("capabilities", {}))
@@ -589,23 +603,21 @@ class Engine:
         return Outcome(None, self._due())
 
     def _match(self, message: dict[str, Any], http: HttpInfo | None) -> Step | None:
-        candidates = [
-            s for s in self.script.steps if s.kind == "expect" and s.index not in self._consumed
-        ]
-        candidates += [
-            s for s in self.script.steps if s.index in self._consumed and s.raw.get("repeat")
-        ]
+        # The steps still expected, in script order, then the consumed ones that repeat.
         method = message.get("method")
-        for step in candidates:
-            pattern = step.raw["expect"]
-            literal = pattern.get("method")
-            if isinstance(literal, str) and literal != method:
-                continue  # what `matches` would say, without walking the rest
-            if not matches(pattern, message):
-                continue
-            if http is not None and not self._http_matches(step, http):
-                continue
-            return step
+        steps = self._expects_any_method
+        if isinstance(method, str):
+            steps = self._expects_by_method.get(method, steps)
+        consumed = self._consumed
+        for repeats in (False, True):
+            for step in steps:
+                if (step.index in consumed) != repeats or (repeats and not step.raw.get("repeat")):
+                    continue
+                if not matches(step.raw["expect"], message):
+                    continue
+                if http is not None and not self._http_matches(step, http):
+                    continue
+                return step
         return None
 
     @staticmethod
@@ -636,12 +648,16 @@ class Engine:
                 )
             return None
         reply = reply or {}
-        filled = [
-            self._templates.fill(m, as_json, origin=f"{step.label}: before message {index}")
-            for index, m in enumerate(reply.get("before", []))
-        ]
-        marked = [_server_message(m) for m in filled if self._may_send(m, step, as_json)]
-        before = [m for m, _ in marked]
+        before: list[dict[str, Any]] = []
+        before_marks: list[str | None] = []
+        for index, m in enumerate(reply.get("before", ())):
+            filled = self._templates.fill(
+                m, as_json, origin=f"{step.label}: before message {index}"
+            )
+            if self._may_send(filled, step, as_json):
+                sent, mark = _server_message(filled)
+                before.append(sent)
+                before_marks.append(mark)
         sse = self._checked_sse(dict(reply["sse"]), step, as_json) if "sse" in reply else {}
         response: Message | None = None
         status = reply.get("status")
@@ -663,20 +679,33 @@ class Engine:
         return Delivery(
             response,
             before=before,
-            awaits=self._awaited(before),
-            delay_ms=int(reply.get("delay_ms", 0)),
-            fault=dict(reply["fault"]) if "fault" in reply else None,
-            as_sse={"json": False, "sse": True}.get(reply.get("as", "")),
+            awaits=self._awaited(before) if before else [],
             status=status,
-            headers=dict(reply["headers"]) if "headers" in reply else {},
-            body=reply.get("body"),
             sse=sse,
-            violation=reply.get("violation"),
-            before_marks=[mark for _, mark in marked],
-            origin=step.label,
-            step=step.index,
-            after_cancel=reply.get("after_cancel") is True,
+            before_marks=before_marks,
+            **self._reply_settings(step),
         )
+
+    def _reply_settings(self, step: Step) -> dict[str, Any]:
+        """What a step's reply says beyond its messages (the same on every delivery)."""
+        reply = step.raw.get("reply") or {}
+        settings = self._settings.get(step.index)
+        if settings is None:
+            settings = self._settings[step.index] = {
+                "delay_ms": int(reply.get("delay_ms", 0)),
+                "as_sse": {"json": False, "sse": True}.get(reply.get("as", "")),
+                "body": reply.get("body"),
+                "violation": reply.get("violation"),
+                "origin": step.label,
+                "step": step.index,
+                "after_cancel": reply.get("after_cancel") is True,
+            }
+        # Copies: a transport may change what it is given.
+        return {
+            **settings,
+            "fault": dict(reply["fault"]) if "fault" in reply else None,
+            "headers": dict(reply["headers"]) if "headers" in reply else {},
+        }
 
     # -- what the mock may send (send_problem) ---------------------------------------------------
 

@@ -183,12 +183,11 @@ class SessionTranscript(Transcript):
         self.tag = tag
         self.log = log
 
-    def record(self, kind: str, **fields: Any) -> dict[str, Any]:
-        entry = super().record(kind, **fields)
+    def record(self, kind: str, **fields: Any) -> None:
+        super().record(kind, **fields)
         if self.shared is not None:
             self.shared.record(kind, session=self.tag, **fields)
         if self.log is not None:
-            line = message_line(entry)
+            line = message_line({"kind": kind, **fields})
             if line is not None:
                 self.log(f"[{self.tag}] {line}")
-        return entry

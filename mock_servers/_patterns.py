@@ -78,6 +78,8 @@ def matches(pattern: Any, value: Any) -> bool:
     The mocks try every pending step against every message; on that path a mismatch's
     text (a JSON dump per member) is wasted work, so this stops at the first difference.
     """
+    if type(pattern) is str:  # the commonest leaf (a method name): as `_same_scalar` says
+        return type(value) is str and pattern == value
     if is_operator(pattern):
         return _operator_holds(pattern, value)
     if value is _MISSING:

@@ -383,6 +383,51 @@ class _LoopReader(ByteReceiveStream):
             raise anyio.EndOfStream
         return data
 
+    async def pump(self, feed: Callable[[bytes], None]) -> bool:
+        """Feed every chunk of input to `feed` as it comes, until its end; False: not on
+        asyncio (use `receive`).
+
+        The chunks are read and fed in a reader callback that stays registered with the
+        loop. A task woken per chunk (`receive`) costs a registration, its removal and a
+        turn of the loop for each message: on a pipe with one request in flight, more than
+        the rest of the answer. `feed` runs synchronously, as a loop of `receive` calls
+        would run it; what it reads ahead (`more_is_here`) is fed next, in order.
+        """
+        import asyncio  # imported by anyio's asyncio backend anyway
+
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # trio
+            return False
+        finished: asyncio.Future[None] = loop.create_future()
+
+        def readable() -> None:
+            # A cancelled pump reads no more: cancelling the task cancels `finished` at
+            # once, before the task runs again (as it cancels a `wait_readable`).
+            if finished.done():
+                return
+            try:
+                data, self._ahead = self._ahead, None
+                if data is None:
+                    data = self._read_now(_CHUNK)
+                while data:
+                    feed(data)
+                    data, self._ahead = self._ahead, None
+            except BaseException as exc:  # raised in the task, as `receive`'s loop would
+                loop.remove_reader(self._fd)
+                finished.set_exception(exc)
+                return
+            if data == b"" or self._closed:  # the end of input
+                loop.remove_reader(self._fd)
+                finished.set_result(None)
+
+        loop.add_reader(self._fd, readable)
+        try:
+            await finished
+        finally:
+            loop.remove_reader(self._fd)
+        return True
+
     def _read_now(self, size: int) -> bytes | None:
         """What the pipe holds (b"": its end), or None when nothing is there yet."""
         try:
@@ -546,6 +591,11 @@ class _StdioServer:
     # Replies and due actions taken but not yet written out: while there is one, a reply
     # may not go out at once from the reader (it could overtake it).
     _under_way: int = 0
+    # Input not yet a whole line, and an over-long line being skipped (its size so far,
+    # > 0, and its first bytes).
+    _pending: bytearray = field(default_factory=bytearray)
+    _dropped: int = 0
+    _head: bytes = b""
 
     def __post_init__(self) -> None:
         self.transcript = self.engine.transcript
@@ -611,41 +661,44 @@ class _StdioServer:
     # -- input --------------------------------------------------------------------------------
 
     async def _read_lines(self) -> None:
-        pending = bytearray()
-        dropped = 0  # > 0: size so far of an over-long line being skipped
-        head = b""
-        while True:
-            try:
-                chunk = await self.stdin.receive()
-            except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
-                break
-            start = 0
+        stdin = self.stdin
+        if not (isinstance(stdin, _LoopReader) and await stdin.pump(self._feed)):
             while True:
-                end = chunk.find(b"\n", start)
-                piece = chunk[start:] if end < 0 else chunk[start:end]
-                if dropped:
-                    dropped += len(piece)
-                elif len(pending) + len(piece) > self.max_line_bytes:
-                    head = (bytes(pending[:_PREVIEW]) + piece[:_PREVIEW])[:_PREVIEW]
-                    dropped = len(pending) + len(piece)
-                    pending = bytearray()
-                else:
-                    pending += piece
-                if end < 0:
+                try:
+                    chunk = await stdin.receive()
+                except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
                     break
-                start = end + 1
-                if dropped:
-                    self._too_long(head, dropped, terminated=True)
-                    dropped = 0
-                else:
-                    line = bytes(pending)
-                    pending.clear()
-                    self._on_line(line, last=start == len(chunk))
-        if dropped:
-            self._too_long(head, dropped, terminated=False)
-        elif pending:
+                self._feed(chunk)
+        if self._dropped:
+            self._too_long(self._head, self._dropped, terminated=False)
+        elif self._pending:
             self._note("the last line had no newline before end of input; handled anyway")
-            self._on_line(bytes(pending))
+            self._on_line(bytes(self._pending))
+
+    def _feed(self, chunk: bytes) -> None:
+        """Split a chunk of input into lines, each handled as it is found."""
+        start = 0
+        while True:
+            end = chunk.find(b"\n", start)
+            piece = chunk[start:] if end < 0 else chunk[start:end]
+            if self._dropped:
+                self._dropped += len(piece)
+            elif len(self._pending) + len(piece) > self.max_line_bytes:
+                self._head = (bytes(self._pending[:_PREVIEW]) + piece[:_PREVIEW])[:_PREVIEW]
+                self._dropped = len(self._pending) + len(piece)
+                self._pending = bytearray()
+            else:
+                self._pending += piece
+            if end < 0:
+                return
+            start = end + 1
+            if self._dropped:
+                self._too_long(self._head, self._dropped, terminated=True)
+                self._dropped = 0
+            else:
+                line = bytes(self._pending)
+                self._pending.clear()
+                self._on_line(line, last=start == len(chunk))
 
     def _too_long(self, head: bytes, size: int, *, terminated: bool) -> None:
         self._lines += 1

@@ -178,19 +178,16 @@ class Transcript:
         self._start -= float(last.get("t", 0.0)) + max(0.0, time.time() - last_write)
         self._file = path.open("a", encoding="utf-8")  # closed in close()
 
-    def record(self, kind: str, **fields: Any) -> dict[str, Any]:
-        entry = {
-            "seq": self._first_seq + self._recorded,
-            "t": round(self._clock() - self._start, 6),
-            "kind": kind,
-            **fields,
-        }
+    def record(self, kind: str, **fields: Any) -> None:
+        seq = self._first_seq + self._recorded
         self._recorded += 1
+        if not self._keep and self._file is None:
+            return  # nothing would keep it (a mock started by hand, without a transcript)
+        entry = {"seq": seq, "t": round(self._clock() - self._start, 6), "kind": kind, **fields}
         if self._keep:
             self.entries.append(entry)
         if self._file is not None:
             self._write(entry)
-        return entry
 
     def _write(self, value: dict[str, Any]) -> None:
         assert self._file is not None

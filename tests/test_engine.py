@@ -138,6 +138,34 @@ def test_out_of_order_messages_match_the_earliest_pending_step() -> None:
     assert [s.label for s in engine.unconsumed()] == ["step 0 (first)"]
 
 
+def test_pending_steps_match_in_script_order_then_the_repeating_ones() -> None:
+    # Steps whose method is a pattern (not a literal) compete with literal ones in script
+    # order; a consumed step that repeats comes only after every pending one.
+    def listing(label: str) -> dict[str, Any]:
+        return {"tools": [{"name": label, "inputSchema": {"type": "object"}}]}
+
+    engine = _engine(
+        [
+            {
+                "expect": {"method": {"$regex": "^tools/"}},
+                "reply": {"result": listing("by-pattern")},
+                "repeat": True,
+            },
+            {"expect": {"method": "tools/list"}, "reply": {"result": listing("literal")}},
+            {"expect": {"method": {"$any": ["ping"]}}, "reply": {"result": {}}},
+        ]
+    )
+
+    def answered_by(request_id: int) -> str:
+        reply = _reply(engine, {"id": request_id, "method": "tools/list"})
+        assert isinstance(reply, Response)
+        return str(reply.result["tools"][0]["name"])
+
+    assert [answered_by(i) for i in (1, 2, 3)] == ["by-pattern", "literal", "by-pattern"]
+    assert isinstance(_reply(engine, {"id": 4, "method": "ping"}), Response)
+    assert [s.index for s in engine.unconsumed()] == []
+
+
 def test_unmatched_request_names_the_closest_step_and_the_difference() -> None:
     engine = _engine(
         [

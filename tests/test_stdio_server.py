@@ -879,14 +879,24 @@ def _message_order(entries: list[dict[str, Any]]) -> list[tuple[str, str]]:
 class _ShortReads(_LoopReader):
     """A real pipe read a few bytes at a time, as when the next message lands after a read."""
 
-    async def receive(self, max_bytes: int = 65536) -> bytes:
-        return await super().receive(max_bytes=_SHORT_READ)
+    def _read_now(self, size: int) -> bytes | None:
+        return super()._read_now(min(size, _SHORT_READ))
+
+
+class _ShortReadsByTask(_ShortReads):
+    """The same, read by `receive` in a task (the way off asyncio) instead of the pump."""
+
+    async def pump(self, feed: Callable[[bytes], None]) -> bool:
+        return False
 
 
 _SHORT_READ = 41
 
 
-def test_input_that_landed_after_the_read_is_still_recorded_before_the_answer() -> None:
+@pytest.mark.parametrize("stdin_kind", [_ShortReads, _ShortReadsByTask], ids=["pump", "task"])
+def test_input_that_landed_after_the_read_is_still_recorded_before_the_answer(
+    stdin_kind: type[_LoopReader],
+) -> None:
     # The first read ends at the ping's newline; the listing is in the pipe by then. The
     # ping's answer must not be recorded (and written) ahead of it.
     ping = b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n'
@@ -908,7 +918,7 @@ def test_input_that_landed_after_the_read_is_still_recorded_before_the_answer() 
                 FIXTURES / "list-and-call.json",
                 revision="2025-11-25",
                 transcript=transcript,
-                stdin=_ShortReads(in_read),
+                stdin=stdin_kind(in_read),
                 stdout=_LoopWriter(out_write, owns_fd=True),
                 stderr=_MemoryOut(err_tx),
             )

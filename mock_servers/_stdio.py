@@ -413,6 +413,10 @@ class _LoopReader(ByteReceiveStream):
                 while data:
                     feed(data)
                     data, self._ahead = self._ahead, None
+                    if data is None and not self._drained:
+                        # The read filled its buffer: what is already in the pipe is read
+                        # and recorded before any reply started above gets to run.
+                        data = self._read_now(_CHUNK)
             except BaseException as exc:  # raised in the task, as `receive`'s loop would
                 loop.remove_reader(self._fd)
                 finished.set_exception(exc)

@@ -877,10 +877,12 @@ def _message_order(entries: list[dict[str, Any]]) -> list[tuple[str, str]]:
 
 
 class _ShortReads(_LoopReader):
-    """A real pipe read a few bytes at a time, as when the next message lands after a read."""
+    """A real pipe read `size` bytes at a time, as when the next message lands after a read."""
+
+    size = 41
 
     def _read_now(self, size: int) -> bytes | None:
-        return super()._read_now(min(size, _SHORT_READ))
+        return super()._read_now(min(size, self.size))
 
 
 class _ShortReadsByTask(_ShortReads):
@@ -890,19 +892,26 @@ class _ShortReadsByTask(_ShortReads):
         return False
 
 
-_SHORT_READ = 41
-
-
 @pytest.mark.parametrize("stdin_kind", [_ShortReads, _ShortReadsByTask], ids=["pump", "task"])
-def test_input_that_landed_after_the_read_is_still_recorded_before_the_answer(
-    stdin_kind: type[_LoopReader],
+@pytest.mark.parametrize("read_size", [41, 60], ids=["read-ends-at-a-newline", "read-fills-up"])
+def test_input_already_in_the_pipe_is_recorded_before_the_answer(
+    stdin_kind: type[_ShortReads], read_size: int
 ) -> None:
-    # The first read ends at the ping's newline; the listing is in the pipe by then. The
-    # ping's answer must not be recorded (and written) ahead of it.
+    # The listing is in the pipe when the ping's answer could go out; that answer must not
+    # be recorded (and written) ahead of it. 41: the first read ends at the ping's newline
+    # (the reader reads ahead before it answers at once). 60: the first read ends inside
+    # the listing, its buffer full; the ping's answer, started in a task, must not run
+    # before the rest is read.
     ping = b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n'
-    assert len(ping) == _SHORT_READ
+    assert len(ping) == 41
     listing = b'{"jsonrpc":"2.0","id":2,"method":"tools/list"}\n'
     transcript = Transcript(script="short-reads", revision="2025-11-25", transport="stdio")
+
+    def reader_of(fd: int) -> _ShortReads:
+        reader = stdin_kind(fd)
+        reader.size = read_size
+        return reader
+
     in_read, in_write = os.pipe()
     out_read, out_write = os.pipe()
     os.write(in_write, ping + listing)
@@ -918,7 +927,7 @@ def test_input_that_landed_after_the_read_is_still_recorded_before_the_answer(
                 FIXTURES / "list-and-call.json",
                 revision="2025-11-25",
                 transcript=transcript,
-                stdin=stdin_kind(in_read),
+                stdin=reader_of(in_read),
                 stdout=_LoopWriter(out_write, owns_fd=True),
                 stderr=_MemoryOut(err_tx),
             )

@@ -555,3 +555,49 @@ def test_a_new_session_after_a_404_is_judged_by_the_requests_that_follow(
     verdict = judge(CATALOGUE["http.new-session-after-404"], run)
     assert verdict.status is status, verdict.reason
     assert why in verdict.reason
+
+
+# -- 2026 HTTP: cancelled by closing the stream, judged up to the call after the abandoned one ---
+
+
+def _end(seq: int, number: int) -> dict[str, Any]:
+    return {"seq": seq, "t": seq / 100, "kind": "http_end", "request": number,
+            "how": "client_closed"}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("order", "status", "why"),
+    [
+        # hang's close and the POST of slow came on two connections: either may come first.
+        (("hang", "close hang", "slow", "close slow", "add"), Status.PASS, "were cancelled"),
+        (("hang", "slow", "close hang", "close slow", "add"), Status.PASS, "were cancelled"),
+        (("hang", "slow", "close slow", "add", "close hang"), Status.WARN, "hang timed out"),
+        (("hang", "close hang", "slow", "add", "close slow"), Status.WARN, "slow was abandoned"),
+    ],
+)
+def test_a_stream_closed_by_the_client_cancels_its_request(
+    order: tuple[str, ...], status: Status, why: str
+) -> None:
+    import harness.suite  # noqa: F401  (registers the checks)
+    from harness._catalogue import CATALOGUE
+
+    number = {"hang": 1, "slow": 2, "add": 3}
+    entries: list[dict[str, Any]] = []
+    for seq, event in enumerate(order, start=10):
+        if event.startswith("close "):
+            entries.append(_end(seq, number[event.removeprefix("close ")]))
+        else:
+            call = {"jsonrpc": "2.0", "id": number[event], "method": "tools/call",
+                    "params": {"name": event}}  # fmt: skip
+            entries.append(_post(seq, number[event], call, None))
+    run = ScenarioRun(
+        Scenario("fake", "fake.json", checks=()),
+        "2026-07-28",
+        "http",
+        supports=frozenset({"http", "tools"}),
+        transcript={"entries": entries},
+        operations=[_connected()],
+    )
+    verdict = judge(CATALOGUE["stateless.http-cancel-closes-stream"], run)
+    assert verdict.status is status, verdict.reason
+    assert why in verdict.reason

@@ -429,17 +429,23 @@ def _cancelled_posts(run: ScenarioRun) -> list[dict[str, Any]]:
     ),
 )
 def http_cancel_closes_stream(run: ScenarioRun) -> Verdict:
+    last = _post_of_call(run, "slow")
+    if last is None:
+        return missing(run, "the call of slow over HTTP")
+    # Closed by the client, and then, not at the end of the run: before the first request
+    # after the call of slow (the drive waits for that call's stream to end before its next
+    # call). Not before the request that follows the call of hang: the close and the POST
+    # of slow come on two connections, so a busy mock may see them in either order.
+    following = [r for r in http_requests(run) if r["seq"] > last["seq"]]
+    if not following:
+        return missing(run, "a request after the call of slow")
     evidence: list[dict[str, Any]] = []
     for tool, what in (("hang", "hang timed out"), ("slow", "slow was abandoned")):
         post = _post_of_call(run, tool)
         if post is None:
             return missing(run, f"the call of {tool} over HTTP")
-        following = [r for r in http_requests(run) if r["seq"] > post["seq"]]
-        if not following:
-            return missing(run, f"a request after the call of {tool}")
         ends = [e for e in run.of_kind("http_end") if e.get("request") == post.get("request")]
         evidence += [post, *ends[:1]]
-        # Closed by the client, and then, not at the end of the run: before its next request.
         if not any(
             e.get("how") == "client_closed" and e["seq"] < following[0]["seq"] for e in ends
         ):

@@ -601,3 +601,47 @@ def test_a_stream_closed_by_the_client_cancels_its_request(
     verdict = judge(CATALOGUE["stateless.http-cancel-closes-stream"], run)
     assert verdict.status is status, verdict.reason
     assert why in verdict.reason
+
+
+# -- a result on a stream left open: slow beside the same call on a stream that ended ----------
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "status", "why"),
+    [
+        (0.2, 0.1, Status.PASS, "surfaced in 0.20 s"),
+        # A loaded machine: every call is slow, the one on the open stream no slower.
+        (2.5, 1.0, Status.PASS, "surfaced in 2.50 s"),
+        (2.5, 0.1, Status.FAIL, "took 2.5 s to surface, against 0.10 s"),
+    ],
+)
+def test_a_result_on_a_stream_left_open_is_timed_beside_the_usual_call(
+    first: float, second: float, status: Status, why: str
+) -> None:
+    import harness.suite  # noqa: F401  (registers the checks)
+    from harness._catalogue import CATALOGUE
+
+    call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "add"}}
+    three = [{"type": "text", "text": "3"}]
+    entries = [
+        *_handshake(),
+        _message(4, "client", call),
+        _message(5, "server", {"jsonrpc": "2.0", "id": 2, "result": {"content": three}}),
+    ]
+    add = {"args": ["add", {"a": 1, "b": 2}]}
+    operations = [
+        _connected(),
+        Operation("call_tool", add, value={"content": three}, seconds=first),
+        Operation("call_tool", add, value={"content": three}, seconds=second),
+    ]
+    run = ScenarioRun(
+        Scenario("fake", "fake.json", checks=()),
+        REVISION,
+        "http",
+        supports=frozenset({"http", "tools"}),
+        transcript={"entries": entries},
+        operations=operations,
+    )
+    verdict = judge(CATALOGUE["http.stream-left-open-not-blocking"], run)
+    assert verdict.status is status, verdict.reason
+    assert why in verdict.reason

@@ -557,6 +557,41 @@ def test_a_new_session_after_a_404_is_judged_by_the_requests_that_follow(
     assert why in verdict.reason
 
 
+def test_a_404_to_the_stream_s_get_may_cross_a_post_already_sent() -> None:
+    # The GET of the stream gets the first 404; the call on its way with the same id gets
+    # one too, and the client then starts a new session: it answered the 404 it awaited.
+    import harness.suite  # noqa: F401  (registers the checks)
+    from harness._catalogue import CATALOGUE
+
+    get = {"seq": 10, "t": 0.1, "kind": "http_request", "request": 1, "method": "GET",
+           "path": "/mcp", "headers": {"mcp-session-id": "s-1"}, "body": ""}  # fmt: skip
+
+    def judged(after_the_call: Mapping[str, Any]) -> Verdict:
+        entries = [
+            *_handshake(),
+            get,
+            {"seq": 11, "t": 0.11, "kind": "http_response", "request": 1, "status": 404},
+            _post(12, 2, {"jsonrpc": "2.0", "id": 5, "method": "tools/call"}, "s-1"),
+            {"seq": 13, "t": 0.13, "kind": "http_response", "request": 2, "status": 404},
+            _post(14, 3, after_the_call, None),
+        ]
+        run = ScenarioRun(
+            Scenario("fake", "fake.json", checks=()),
+            REVISION,
+            "http",
+            supports=frozenset({"http"}),
+            transcript={"entries": entries},
+            operations=[_connected()],
+        )
+        return judge(CATALOGUE["http.new-session-after-404"], run)
+
+    initialize = {"jsonrpc": "2.0", "id": 8, "method": "initialize", "params": {}}
+    assert judged(initialize).status is Status.PASS
+    again = judged({"jsonrpc": "2.0", "id": 9, "method": "tools/call"})
+    assert again.status is Status.FAIL
+    assert "not a new initialize" in again.reason
+
+
 # -- 2026 HTTP: cancelled by closing the stream, judged up to the call after the abandoned one ---
 
 

@@ -740,12 +740,17 @@ def delete_session(run: ScenarioRun) -> Verdict:
 
 
 def _session_gone(run: ScenarioRun) -> list[Entry]:
-    """The first 404 the mock gave to a request that carried a session id."""
-    for request in http_requests(run):
-        answer = _answer_to(run, request)
-        if answer is not None and answer.get("status") == 404 and header(request, "mcp-session-id"):
-            return [request, answer]
-    return []
+    """The 404 the mock gave to a request that carried a session id: the first to a POST
+    (the client awaited its answer), else the first to any request. A 404 to the GET of
+    the client's stream may cross a POST already on its way with the same id."""
+    gone = [
+        [request, answer]
+        for request in http_requests(run)
+        if header(request, "mcp-session-id")
+        and (answer := _answer_to(run, request)) is not None
+        and answer.get("status") == 404
+    ]
+    return next((g for g in gone if g[0].get("method") == "POST"), gone[0] if gone else [])
 
 
 @check(

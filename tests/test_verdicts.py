@@ -507,6 +507,33 @@ def test_an_abandoned_call_is_cancelled_by_any_later_cancellation_naming_it(
     assert why in verdict.reason
 
 
+@pytest.mark.parametrize(
+    ("transport", "in_flight", "notifies"),
+    [("http", Status.PASS, Status.PASS), ("stdio", Status.FAIL, Status.WARN)],
+)
+def test_a_cancellation_that_overtook_its_request_counts_only_over_http(
+    transport: str, in_flight: Status, notifies: Status
+) -> None:
+    # Over HTTP each POST has a connection of its own: a busy mock may read the
+    # cancellation of slow (3) before the call itself. A pipe keeps the client's order.
+    import harness.suite  # noqa: F401  (registers the checks)
+    from harness._catalogue import CATALOGUE
+
+    entries = [*_handshake(), _call(4, 2, "hang"), _cancelled(5, 3), _call(6, 3, "slow")]
+    run = ScenarioRun(
+        Scenario("fake", "fake.json", checks=()),
+        REVISION,
+        transport,
+        supports=frozenset({"cancel", transport, "tools"}),
+        transcript={"entries": entries},
+        operations=[_connected()],
+    )
+    verdict = judge(CATALOGUE["features.cancel-only-in-flight"], run)
+    assert verdict.status is in_flight, verdict.reason
+    verdict = judge(CATALOGUE["features.cancel-notifies"], run)
+    assert verdict.status is notifies, verdict.reason
+
+
 # -- a new session after a 404, judged by the requests that follow ----------------------------
 
 

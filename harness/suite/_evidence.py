@@ -39,6 +39,7 @@ __all__ = [
     "is_request",
     "missing",
     "op_evidence",
+    "overtaken",
     "requests_with",
     "response_to",
     "same_id",
@@ -139,6 +140,16 @@ def cancelled_id(entry: Mapping[str, Any]) -> Any:
     return params.get("requestId") if isinstance(params, dict) else None
 
 
+def overtaken(run: ScenarioRun, cancel: Mapping[str, Any]) -> bool:
+    """Whether a notifications/cancelled came before the request it names, over HTTP: each
+    POST has a connection of its own, so a busy mock may read the cancellation first (on
+    stdio the pipe keeps the order in which the client wrote)."""
+    named = cancelled_id(cancel)
+    return run.transport != "stdio" and any(
+        same_id(r["message"]["id"], named) for r in run.requests() if r["seq"] > cancel["seq"]
+    )
+
+
 def cancelled_by_notification(
     run: ScenarioRun,
     tool: str,
@@ -158,7 +169,11 @@ def cancelled_by_notification(
         return missing(run, f"a tools/call of {tool}")
     request = sent[0]
     wanted = request["message"]["id"]
-    later = [c for c in cancellations(run) if c["seq"] > request["seq"]]
+    later = [
+        c
+        for c in cancellations(run)
+        if c["seq"] > request["seq"] or (same_id(cancelled_id(c), wanted) and overtaken(run, c))
+    ]
     naming = next((c for c in later if same_id(cancelled_id(c), wanted)), None)
     if naming is not None:
         return passed(

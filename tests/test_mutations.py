@@ -9,6 +9,7 @@ be a check that cannot fail.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 from collections.abc import Mapping
 from typing import Any
@@ -31,6 +32,16 @@ class NoInitializedNotification(ReferenceClient):
     async def _send(self, message: Mapping[str, Any], limit: float | None = None) -> None:
         if message.get("method") != "notifications/initialized":
             await super()._send(message, limit)
+
+
+class ListsBeforeInitialized(ReferenceClient):
+    """LC-4: lists the tools, and has the answer, before it sends notifications/initialized."""
+
+    async def _send(self, message: Mapping[str, Any], limit: float | None = None) -> None:
+        if message.get("method") == "notifications/initialized":
+            with contextlib.suppress(ClientError):  # an answer, even an error, is enough
+                await self._request("tools/list", {})
+        await super()._send(message, limit)
 
 
 class DropsIsError(ReferenceClient):
@@ -193,6 +204,16 @@ CASES = {
     "no-initialized": Case(
         NoInitializedNotification,
         ("lifecycle-handshake", "2025-11-25", "stdio"),
+        {"lifecycle.initialized-notification": "FAIL"},
+    ),
+    "lists-before-initialized": Case(
+        ListsBeforeInitialized,
+        ("lifecycle-handshake", "2025-11-25", "stdio"),
+        {"lifecycle.initialized-notification": "FAIL"},
+    ),
+    "lists-before-initialized-over-http": Case(
+        ListsBeforeInitialized,
+        ("lifecycle-handshake", "2025-11-25", "http"),
         {"lifecycle.initialized-notification": "FAIL"},
     ),
     "drops-is-error": Case(

@@ -134,6 +134,7 @@ def _run(
     operations: Iterable[Operation] | None = None,
     *,
     revision: str = REVISION,
+    transport: str = "stdio",
     supports: Iterable[str] = (),
     **scenario: Any,
 ) -> ScenarioRun:
@@ -141,7 +142,7 @@ def _run(
     return ScenarioRun(
         Scenario("fake", "fake.json", checks=(), **scenario),
         revision,
-        "stdio",
+        transport,
         supports=frozenset(supports),
         transcript={"entries": list(_handshake() if entries is None else entries)},
         operations=list([_connected()] if operations is None else operations),
@@ -520,18 +521,43 @@ def test_a_cancellation_that_overtook_its_request_counts_only_over_http(
     from harness._catalogue import CATALOGUE
 
     entries = [*_handshake(), _call(4, 2, "hang"), _cancelled(5, 3), _call(6, 3, "slow")]
-    run = ScenarioRun(
-        Scenario("fake", "fake.json", checks=()),
-        REVISION,
-        transport,
-        supports=frozenset({"cancel", transport, "tools"}),
-        transcript={"entries": entries},
-        operations=[_connected()],
-    )
+    run = _run(entries, None, transport=transport, supports={"cancel", transport, "tools"})
     verdict = judge(CATALOGUE["features.cancel-only-in-flight"], run)
     assert verdict.status is in_flight, verdict.reason
     verdict = judge(CATALOGUE["features.cancel-notifies"], run)
     assert verdict.status is notifies, verdict.reason
+
+
+@pytest.mark.parametrize(
+    ("transport", "order", "status"),
+    [
+        # Over HTTP, a request unanswered when the notification arrived may have been sent
+        # after it, on another connection; one answered before it was surely sent first.
+        ("http", ("list", "initialized", "answer"), Status.PASS),
+        ("http", ("list", "answer", "initialized"), Status.FAIL),
+        ("stdio", ("list", "initialized", "answer"), Status.FAIL),
+        ("stdio", ("initialized", "list", "answer"), Status.PASS),
+    ],
+)
+def test_a_request_before_initialized_counts_when_the_order_is_the_client_s(
+    transport: str, order: tuple[str, ...], status: Status
+) -> None:
+    import harness.suite  # noqa: F401  (registers the checks)
+    from harness._catalogue import CATALOGUE
+
+    sent = {
+        "list": ("client", {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+        "answer": ("server", {"jsonrpc": "2.0", "id": 2, "result": {"tools": []}}),
+        "initialized": ("client", {"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    }
+    entries = _handshake()[:2] + [
+        _message(3 + index, *sent[name]) for index, name in enumerate(order)
+    ]
+    run = _run(entries, None, transport=transport, supports={transport})
+    verdict = judge(CATALOGUE["lifecycle.initialized-notification"], run)
+    assert verdict.status is status, verdict.reason
+    if status is Status.FAIL:
+        assert "tools/list was sent before notifications/initialized" in verdict.reason
 
 
 # -- a new session after a 404, judged by the requests that follow ----------------------------
@@ -571,14 +597,7 @@ def test_a_new_session_after_a_404_is_judged_by_the_requests_that_follow(
         {"seq": 11, "t": 0.11, "kind": "http_response", "request": 1, "status": 404},
     ]
     entries += [_post(12 + index, 2 + index, *sent[name]) for index, name in enumerate(after)]
-    run = ScenarioRun(
-        Scenario("fake", "fake.json", checks=()),
-        REVISION,
-        "http",
-        supports=frozenset({"http"}),
-        transcript={"entries": entries},
-        operations=[_connected()],
-    )
+    run = _run(entries, None, transport="http", supports={"http"})
     verdict = judge(CATALOGUE["http.new-session-after-404"], run)
     assert verdict.status is status, verdict.reason
     assert why in verdict.reason
@@ -602,14 +621,7 @@ def test_a_404_to_the_stream_s_get_may_cross_a_post_already_sent() -> None:
             {"seq": 13, "t": 0.13, "kind": "http_response", "request": 2, "status": 404},
             _post(14, 3, after_the_call, None),
         ]
-        run = ScenarioRun(
-            Scenario("fake", "fake.json", checks=()),
-            REVISION,
-            "http",
-            supports=frozenset({"http"}),
-            transcript={"entries": entries},
-            operations=[_connected()],
-        )
+        run = _run(entries, None, transport="http", supports={"http"})
         return judge(CATALOGUE["http.new-session-after-404"], run)
 
     initialize = {"jsonrpc": "2.0", "id": 8, "method": "initialize", "params": {}}
@@ -652,14 +664,7 @@ def test_a_stream_closed_by_the_client_cancels_its_request(
             call = {"jsonrpc": "2.0", "id": number[event], "method": "tools/call",
                     "params": {"name": event}}  # fmt: skip
             entries.append(_post(seq, number[event], call, None))
-    run = ScenarioRun(
-        Scenario("fake", "fake.json", checks=()),
-        "2026-07-28",
-        "http",
-        supports=frozenset({"http", "tools"}),
-        transcript={"entries": entries},
-        operations=[_connected()],
-    )
+    run = _run(entries, None, revision="2026-07-28", transport="http", supports={"http", "tools"})
     verdict = judge(CATALOGUE["stateless.http-cancel-closes-stream"], run)
     assert verdict.status is status, verdict.reason
     assert why in verdict.reason
@@ -696,14 +701,7 @@ def test_a_result_on_a_stream_left_open_is_timed_beside_the_usual_call(
         Operation("call_tool", add, value={"content": three}, seconds=first),
         Operation("call_tool", add, value={"content": three}, seconds=second),
     ]
-    run = ScenarioRun(
-        Scenario("fake", "fake.json", checks=()),
-        REVISION,
-        "http",
-        supports=frozenset({"http", "tools"}),
-        transcript={"entries": entries},
-        operations=operations,
-    )
+    run = _run(entries, operations, transport="http", supports={"http", "tools"})
     verdict = judge(CATALOGUE["http.stream-left-open-not-blocking"], run)
     assert verdict.status is status, verdict.reason
     assert why in verdict.reason

@@ -37,8 +37,10 @@ __all__ = [
     "initialize_exchange",
     "initialize_request",
     "is_request",
+    "keeps_order",
     "missing",
     "op_evidence",
+    "operations_with",
     "overtaken",
     "requests_with",
     "response_to",
@@ -140,12 +142,18 @@ def cancelled_id(entry: Mapping[str, Any]) -> Any:
     return params.get("requestId") if isinstance(params, dict) else None
 
 
+def keeps_order(run: ScenarioRun) -> bool:
+    """Whether the transcript has the client's messages in the order it sent them: on
+    stdio one pipe carries them all; over HTTP each POST has a connection of its own, and
+    a busy mock reads them in the order it gets to them."""
+    return run.transport == "stdio"
+
+
 def overtaken(run: ScenarioRun, cancel: Mapping[str, Any]) -> bool:
-    """Whether a notifications/cancelled came before the request it names, over HTTP: each
-    POST has a connection of its own, so a busy mock may read the cancellation first (on
-    stdio the pipe keeps the order in which the client wrote)."""
+    """Whether a notifications/cancelled came before the request it names where the
+    transcript need not keep the client's order (`keeps_order`)."""
     named = cancelled_id(cancel)
-    return run.transport != "stdio" and any(
+    return not keeps_order(run) and any(
         same_id(r["message"]["id"], named) for r in run.requests() if r["seq"] > cancel["seq"]
     )
 
@@ -208,13 +216,17 @@ def tool_calls(run: ScenarioRun, tool: str) -> list[dict[str, Any]]:
     return requests_with(run, "tools/call", "name", tool)
 
 
+def operations_with(run: ScenarioRun, op: str, first_arg: Any) -> list[Operation]:
+    """The operations `op` the harness asked with this first argument (a tool name, a
+    URI, a prompt name), in order."""
+    return [
+        o for o in run.operations if o.op == op and (o.args.get("args") or [None])[0] == first_arg
+    ]
+
+
 def first_operation(run: ScenarioRun, op: str, first_arg: Any) -> Operation | None:
-    """The first operation `op` the harness asked with this first argument (a tool name,
-    a URI, a prompt name), or None."""
-    for operation in run.operations:
-        if operation.op == op and (operation.args.get("args") or [None])[0] == first_arg:
-            return operation
-    return None
+    """The first of `operations_with`, or None."""
+    return next(iter(operations_with(run, op, first_arg)), None)
 
 
 def op_evidence(*operations: Operation | None) -> list[dict[str, Any]]:

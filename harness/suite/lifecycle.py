@@ -19,6 +19,7 @@ from harness.suite._evidence import (
     hung_or_crashed,
     initialize_exchange,
     initialize_request,
+    keeps_order,
     missing,
     op_evidence,
     response_to,
@@ -104,14 +105,14 @@ def initialized_sent(run: ScenarioRun) -> Verdict:
             "no notifications/initialized after the initialize response",
             [init, response, *later[:3]],
         )
-    early = _requests_other_than_ping([m for m in later if m["seq"] < notice["seq"]])
-    # Over HTTP each POST has a connection of its own, and a mock reads them in the order
-    # it gets to them: a request still unanswered when the notification arrived may have
-    # been sent after it. Only one answered before then was surely sent before it.
-    crossed = [
-        m for m in early if run.transport != "stdio" and not _answered_before(run, m, notice)
-    ]
-    early = [m for m in early if m not in crossed]
+    # Where the transcript need not keep the client's order, a request still unanswered
+    # when the notification arrived may have been sent after it; one answered before then
+    # was surely sent before it.
+    early: list[Mapping[str, Any]] = []
+    crossed: list[Mapping[str, Any]] = []
+    for request in _requests_other_than_ping([m for m in later if m["seq"] < notice["seq"]]):
+        sure = keeps_order(run) or _answered_before(run, request, notice)
+        (early if sure else crossed).append(request)
     if early:
         return fail(
             f"{early[0]['message']['method']} was sent before notifications/initialized",

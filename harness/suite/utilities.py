@@ -25,6 +25,7 @@ from harness.suite._evidence import (
     first_operation,
     missing,
     op_evidence,
+    operations_with,
     response_to,
     same_id,
     surfaced,
@@ -991,12 +992,7 @@ def stream_left_open(run: ScenarioRun) -> Verdict:
     # Beside the same call answered on a stream that ended: on a loaded machine any call
     # can take seconds, and only the difference is the client's waiting.
     usual = next(
-        (
-            o
-            for o in run.operations
-            if o.op == "call_tool" and o.args.get("args", [None])[0] == "add" and o.ok
-            if o is not operation
-        ),
+        (o for o in operations_with(run, "call_tool", "add") if o.ok and o is not operation),
         None,
     )
     baseline = usual.seconds if usual is not None else 0.0

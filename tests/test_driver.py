@@ -99,6 +99,13 @@ def mock_target(transport: str, tmp_path: Path, script: Path = TOOLS_SCRIPT) -> 
             yield HttpTarget(server.url)
 
 
+def what_happened(client: DriverClient, tmp_path: Path) -> str:
+    """For a failed assertion: the transcript's last entries and the driver's stderr."""
+    entries = read_transcript(tmp_path / "transcript.jsonl")["entries"]
+    lines = [json.dumps(e, sort_keys=True)[:300] for e in entries[-12:]]
+    return "\n".join(["transcript (last entries):", *lines, "driver stderr:", client.diagnostics])
+
+
 def client_messages(tmp_path: Path) -> list[dict[str, Any]]:
     transcript = read_transcript(tmp_path / "transcript.jsonl")
     entries = transcript["entries"]
@@ -219,7 +226,9 @@ async def cancel_hanging_call(client: DriverClient, tmp_path: Path) -> None:
     messages = client_messages(tmp_path)
     call = next(m for m in messages if m.get("method") == "tools/call")
     cancelled = [m for m in messages if m.get("method") == "notifications/cancelled"]
-    assert [m["params"]["requestId"] for m in cancelled] == [call["id"]], messages
+    assert [m["params"]["requestId"] for m in cancelled] == [call["id"]], what_happened(
+        client, tmp_path
+    )
 
 
 async def time_out_hanging_call(client: DriverClient, tmp_path: Path) -> None:

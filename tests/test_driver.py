@@ -21,7 +21,7 @@ import sys
 import textwrap
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from contextlib import asynccontextmanager, closing, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +29,7 @@ import anyio
 import pytest
 from _served import NODE, TS_SDK_DRIVER, ts_sdk_driver_missing
 
+from harness._run import TranscriptWatch
 from harness.clients import (
     Authorization,
     ClientError,
@@ -104,6 +105,17 @@ def what_happened(client: DriverClient, tmp_path: Path) -> str:
     entries = read_transcript(tmp_path / "transcript.jsonl")["entries"]
     lines = [json.dumps(e, sort_keys=True)[:300] for e in entries[-12:]]
     return "\n".join(["transcript (last entries):", *lines, "driver stderr:", client.diagnostics])
+
+
+def _cancellations(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The client's notifications/cancelled among transcript entries."""
+    return [
+        e
+        for e in entries
+        if e["kind"] == "message"
+        and e["direction"] == "client"
+        and e["message"].get("method") == "notifications/cancelled"
+    ]
 
 
 def client_messages(tmp_path: Path) -> list[dict[str, Any]]:
@@ -208,9 +220,25 @@ async def test_python_driver_authorizes_headless(pre_registered: bool) -> None:
         assert registration["metadata"]["redirect_uris"] == [redirect]
 
 
+@contextmanager
+def hanging_mock(tmp_path: Path) -> Iterator[tuple[Target, TranscriptWatch]]:
+    """The stdio faults mock (its `hang` tool never answers), with a watch on its transcript."""
+    watch = TranscriptWatch(tmp_path / "transcript.jsonl")
+    with closing(watch), mock_target("stdio", tmp_path, FAULTS_SCRIPT) as target:
+        yield target, watch
+
+
+async def until_cancelled(watch: TranscriptWatch) -> None:
+    """Wait until the client's notifications/cancelled is recorded, before the test goes on
+    and closes: a client may write it from another thread after the caller saw the call
+    end, as the suite's drives allow, and a late write to a closed pipe is lost. Not seen
+    within the bound, the test's assertion says what was recorded instead."""
+    await watch.until(lambda entries: bool(_cancellations(entries)), BOUND / 2)
+
+
 async def cancel_hanging_call(client: DriverClient, tmp_path: Path) -> None:
     """Cancel a call the server never answers; the client must send notifications/cancelled."""
-    with mock_target("stdio", tmp_path, FAULTS_SCRIPT) as target, anyio.fail_after(BOUND):
+    with hanging_mock(tmp_path) as (target, watch), anyio.fail_after(BOUND):
         await client.connect(target, ConnectOptions(protocol_version=REVISION, timeout=10))
         async with anyio.create_task_group() as group:
             group.start_soon(client.call_tool, "hang", {})
@@ -219,7 +247,9 @@ async def cancel_hanging_call(client: DriverClient, tmp_path: Path) -> None:
             with pytest.raises(ClientError):
                 await client.list_tools()
             group.cancel_scope.cancel()
-        # The same goes for notifications/cancelled, which the cancel made the client send.
+        # The driver answers `cancel` at once (docs/driver-protocol.md), so the client may
+        # write its notifications/cancelled later.
+        await until_cancelled(watch)
         with pytest.raises(ClientError):
             await client.list_tools()
         await client.close()
@@ -233,16 +263,20 @@ async def cancel_hanging_call(client: DriverClient, tmp_path: Path) -> None:
 
 async def time_out_hanging_call(client: DriverClient, tmp_path: Path) -> None:
     """call_tool's own timeout: kind "timeout", and the client cancels on the wire."""
-    with mock_target("stdio", tmp_path, FAULTS_SCRIPT) as target, anyio.fail_after(BOUND):
+    with hanging_mock(tmp_path) as (target, watch), anyio.fail_after(BOUND):
         await client.connect(target, ConnectOptions(protocol_version=REVISION, timeout=10))
         with pytest.raises(ClientError) as caught:
             await client.call_tool("hang", {}, timeout=0.5)
         assert caught.value.kind == "timeout", caught.value
+        # A client may raise its time-out before its notifications/cancelled is written.
+        await until_cancelled(watch)
         await client.close()
     messages = client_messages(tmp_path)
     call = next(m for m in messages if m.get("method") == "tools/call")
     cancelled = [m for m in messages if m.get("method") == "notifications/cancelled"]
-    assert [m["params"]["requestId"] for m in cancelled] == [call["id"]], messages
+    assert [m["params"]["requestId"] for m in cancelled] == [call["id"]], what_happened(
+        client, tmp_path
+    )
 
 
 async def test_python_driver_cancels_a_running_call(tmp_path: Path) -> None:

@@ -444,6 +444,8 @@ class Engine:
             if s.kind == "expect" and isinstance(m := s.raw["expect"].get("method"), str)
         }
         expects = [s for s in script.steps if s.kind == "expect"]
+        # `after` / `until`: the steps whose consumption opens and retires a step.
+        self._gates = {s.index: g for s in expects if (g := script.gates(s)) != (None, None)}
         self._expects_any_method = [s for s in expects if s.index not in literal]
         self._expects_by_method = {
             method: [s for s in expects if literal.get(s.index, method) == method]
@@ -609,9 +611,12 @@ class Engine:
         if isinstance(method, str):
             steps = self._expects_by_method.get(method, steps)
         consumed = self._consumed
+        gates = self._gates
         for repeats in (False, True):
             for step in steps:
                 if (step.index in consumed) != repeats or (repeats and not step.raw.get("repeat")):
+                    continue
+                if gates and step.index in gates and not self._open(gates[step.index]):
                     continue
                 if not matches(step.raw["expect"], message):
                     continue
@@ -619,6 +624,14 @@ class Engine:
                     continue
                 return step
         return None
+
+    def _open(self, gate: tuple[int | None, int | None]) -> bool:
+        """Whether a gated step may match now: its `after` step consumed, its `until`
+        step not yet."""
+        after, until = gate
+        return (after is None or after in self._consumed) and (
+            until is None or until not in self._consumed
+        )
 
     @staticmethod
     def _http_matches(step: Step, http: HttpInfo) -> bool:

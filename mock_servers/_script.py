@@ -177,10 +177,18 @@ class Script:
 
     def listen_step(self, send: Step) -> int | None:
         """The index of the listen step a send step names (`"listen": label`), or None."""
-        label = send.raw.get("listen")
+        return self.labelled(send.raw.get("listen"))
+
+    def labelled(self, label: Any) -> int | None:
+        """The index of the step with this label, or None (also for no label)."""
         if label is None:
             return None
         return next((s.index for s in self.steps if s.raw.get("label") == label), None)
+
+    def gates(self, step: Step) -> tuple[int | None, int | None]:
+        """The steps whose consumption makes an expect step active (`after`) and retires
+        it (`until`), by index, or None."""
+        return self.labelled(step.raw.get("after")), self.labelled(step.raw.get("until"))
 
     def pick_revision(self, wanted: str | None) -> str:
         """The revision to serve: `wanted`, or the newest the script declares."""
@@ -497,6 +505,7 @@ def _check_semantics(script: Script) -> list[Problem]:
             problems += _check_send_listen(script, step)
         if step.kind != "expect":
             continue
+        problems += _check_gates(script, step)
         problems += _check_message_pattern(step.raw["expect"], f"{step.pointer}/expect")
         if "http" in step.raw and not _over_http(script):
             problems.append(_stdio_only(script, f"{step.pointer}/http", "an http match"))
@@ -592,6 +601,24 @@ def _check_send_listen(script: Script, step: Step) -> list[Problem]:
             )
         ]
     return []
+
+
+def _check_gates(script: Script, step: Step) -> list[Problem]:
+    """`after` and `until` name another expect step by its label."""
+    problems = []
+    for member, index in zip(("after", "until"), script.gates(step), strict=True):
+        if member not in step.raw:
+            continue
+        target = script.steps[index] if index is not None else None
+        if target is None or target.kind != "expect" or target.index == step.index:
+            problems.append(
+                Problem(
+                    f"{step.pointer}/{member}",
+                    f"no other expect step has the label {step.raw[member]!r}",
+                    "name the label of another expect step",
+                )
+            )
+    return problems
 
 
 def _check_fault(script: Script, fault: Mapping[str, Any], pointer: str) -> list[Problem]:

@@ -166,6 +166,54 @@ def test_pending_steps_match_in_script_order_then_the_repeating_ones() -> None:
     assert [s.index for s in engine.unconsumed()] == []
 
 
+def test_after_and_until_open_and_retire_a_step() -> None:
+    # A poll answered "working" until the cancel, "cancelled" from then on, whoever polls.
+    def answer(name: str, status: str, **gate: str) -> dict[str, Any]:
+        step = {
+            "label": status if gate else name,
+            "expect": {"method": "tools/call", "params": {"name": name}},
+            "reply": {"result": {"content": [{"type": "text", "text": status}]}},
+        }
+        return {**step, "repeat": True, "optional": True, **gate} if gate else step
+
+    engine = _engine(
+        [
+            answer("poll", "working", until="cancel"),
+            answer("cancel", "cancelled"),
+            answer("poll", "cancelled", after="cancel"),
+        ]
+    )
+
+    def call(request_id: int, name: str) -> str:
+        reply = _reply(engine, {"id": request_id, "method": "tools/call", "params": {"name": name}})
+        assert isinstance(reply, Response), reply
+        return str(reply.result["content"][0]["text"])
+
+    # Ungated, the second poll would take the pending "cancelled" step (pending steps come
+    # before repeating ones), and the first poll after the cancel would answer "working".
+    assert [call(1, "poll"), call(2, "poll")] == ["working", "working"]
+    assert call(3, "cancel") == "cancelled"
+    assert [call(4, "poll"), call(5, "poll")] == ["cancelled", "cancelled"]
+
+
+def test_a_step_gated_by_a_step_never_consumed_never_matches() -> None:
+    engine = _engine(
+        [
+            {"label": "list", "expect": {"method": "tools/list"}, "reply": {"result": TOOLS}},
+            {
+                "expect": {"method": "tools/call"},
+                "reply": {"result": {"content": []}},
+                "after": "list",
+            },
+        ]
+    )
+    call = {"method": "tools/call", "params": {"name": "add"}}
+    refused = _reply(engine, {"id": 1, **call})
+    assert isinstance(refused, ErrorResponse), refused
+    assert isinstance(_reply(engine, {"id": 2, "method": "tools/list"}), Response)
+    assert isinstance(_reply(engine, {"id": 3, **call}), Response)
+
+
 def test_unmatched_request_names_the_closest_step_and_the_difference() -> None:
     engine = _engine(
         [

@@ -112,6 +112,13 @@ class PollsFromCache(ReferenceClient):
         return {"taskId": task_id, "status": "working"}
 
 
+class SurfacesCreatedStatus(ReferenceClient):
+    """TL-9: polls with tasks/get, and surfaces the status the task was created with."""
+
+    async def get_task(self, task_id: str) -> dict[str, Any]:
+        return {**await super().get_task(task_id), "status": "working"}
+
+
 class CancelsTaskByNotification(ReferenceClient):
     """TL-9: cancels a task with notifications/cancelled for its tools/call."""
 
@@ -317,6 +324,11 @@ CASES = {
         ("tools-tasks-polling", "2025-11-25", "stdio"),
         {"tools.task-polled": "FAIL"},
     ),
+    "surfaces-created-status": Case(
+        SurfacesCreatedStatus,
+        ("tools-tasks-polling", "2025-11-25", "http"),
+        {"tools.task-polled": "FAIL"},
+    ),
     "cancels-task-by-notification": Case(
         CancelsTaskByNotification,
         ("tools-tasks-polling", "2025-11-25", "http"),
@@ -407,6 +419,32 @@ def test_a_client_that_does_not_name_listen_routing_is_skipped(transport: str) -
     # Never a PASS, never a FAIL: the correlation cannot be seen, by the client's own word.
     seen = verdicts(DoesNotNameListenRouting, ("listen-two-subscriptions", "2026-07-28", transport))
     assert seen == {"stateless.listen-correlated": "SKIP"}
+
+
+class PollsOnItsOwn(ReferenceClient):
+    """Polls a task it created once by itself, before its application asks (as an SDK
+    that follows its tasks may): the application's polls then see later statuses."""
+
+    async def call_tool_as_task(
+        self, name: str, arguments: Mapping[str, Any] | None = None, **kwargs: Any
+    ) -> dict[str, Any]:
+        created = await super().call_tool_as_task(name, arguments, **kwargs)
+        await self._request("tasks/get", {"taskId": created["task"]["taskId"]})
+        return created
+
+    async def cancel_task(self, task_id: str) -> dict[str, Any]:
+        cancelled = await super().cancel_task(task_id)
+        polled = await self._request("tasks/get", {"taskId": task_id})
+        if polled.get("status") != "cancelled":  # the mock must not contradict itself
+            raise ClientError("other", f"polled after the cancel: {polled}")
+        return cancelled
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_a_client_that_polls_on_its_own_passes(transport: str) -> None:
+    # Its polls surface completed twice: what the server answered them, so no FAIL.
+    seen = verdicts(PollsOnItsOwn, ("tools-tasks-polling", "2025-11-25", transport))
+    assert seen == {"tools.task-polled": "PASS", "tools.task-cancelled": "PASS"}
 
 
 PYTHON_DRIVER = (

@@ -342,3 +342,28 @@ def test_a_send_step_must_name_an_earlier_listen(
     error = _error(_listen_script(listen, revisions))
     assert reason in str(error)
     assert "/steps/2/listen" in str(error)
+
+
+@pytest.mark.parametrize(
+    ("member", "label"),
+    [("after", "nowhere"), ("until", "poll"), ("after", "tell")],
+)
+def test_after_and_until_name_another_expect_step(member: str, label: str) -> None:
+    # An unknown label, the step itself, a send step: each is one problem at its pointer.
+    error = _error(
+        _with(
+            server={"capabilities": {"tools": {}}},
+            steps=[
+                {"label": "tell", "send": {"method": "notifications/tools/list_changed"}},
+                {
+                    "label": "poll",
+                    "expect": {"method": "tools/list"},
+                    "reply": {"result": {"tools": []}},
+                    member: label,
+                },
+            ],
+        )
+    )
+    assert f"/steps/1/{member}" in str(error)
+    assert f"no other expect step has the label {label!r}" in str(error)
+    assert "name the label of another expect step" in str(error)

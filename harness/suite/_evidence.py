@@ -207,7 +207,9 @@ def requests_with(run: ScenarioRun, method: str, member: str, value: Any) -> lis
     """The client's requests of `method` whose params have `member` equal to `value`
     (a tool or prompt name, a URI)."""
     return [
-        r for r in run.requests(method) if (r["message"].get("params") or {}).get(member) == value
+        r
+        for r in run.requests(method)
+        if same_json((r["message"].get("params") or {}).get(member), value)
     ]
 
 

@@ -114,6 +114,9 @@ class _Token:
     server: int = 0
     """The authorization server that issued it (0; 1 after a migration)."""
     uses: int = 0
+    grant: int = 0
+    """The token answer that issued it (1, 2, ...), recorded wherever the client uses it:
+    a client that used it had that answer."""
 
 
 @dataclass
@@ -190,7 +193,9 @@ class AuthMock:
         self.refresh_tokens: dict[str, _Token] = {}
         # Refresh tokens already redeemed: each is replaced by the one its answer issued
         # (rotation, OAuth 2.1 §4.3.1), so presenting one again is recorded as such.
-        self.rotated_refresh_tokens: set[str] = set()
+        # The grant of the answer that replaced each (None: that refresh was refused).
+        self.rotated_refresh_tokens: dict[str, int | None] = {}
+        self.grants = 0  # token answers issued so far
         # The authorization server the resource metadata names: 0, then 1 once the
         # resource has migrated (`migrate_after`), whose issuer is the first's + "/as2".
         self.current_server = 0
@@ -478,6 +483,8 @@ class AuthMock:
         granted = self.tokens.get(token) if token is not None else None
         if token is not None:
             record["issued_token"] = granted is not None
+        if granted is not None:
+            record["token_grant"] = granted.grant
         if granted is not None and len(self._servers()) > 1:
             record["token_issuer"] = self.issuer_of(granted.server)
         challenge: Challenge | None
@@ -837,11 +844,14 @@ class AuthMock:
             return self._token_error(details, "invalid_grant", "another server's refresh token")
         old = self.refresh_tokens.pop(presented, None)
         if old is not None:
-            self.rotated_refresh_tokens.add(presented)
+            self.rotated_refresh_tokens[presented] = None
             details["refresh_token"] = "current"
+            details["refresh_grant"] = old.grant
+        elif presented in self.rotated_refresh_tokens:
+            details["refresh_token"] = "rotated"
+            details["replaced_by"] = self.rotated_refresh_tokens[presented]
         else:
-            rotated = presented in self.rotated_refresh_tokens
-            details["refresh_token"] = "rotated" if rotated else "unknown"
+            details["refresh_token"] = "unknown"
         if old is None or old.client_id != client.client_id:
             return self._token_error(details, "invalid_grant", "unknown or rotated refresh token")
         scope = form.get("scope")
@@ -852,7 +862,9 @@ class AuthMock:
         if problem is not None:
             return self._token_error(details, "invalid_target", problem)
         granted = scope if scope is not None else " ".join(sorted(old.scope))
-        return self._issue(client, granted, resource, details, server)
+        issued = self._issue(client, granted, resource, details, server)
+        self.rotated_refresh_tokens[presented] = details["issued"]["grant"]
+        return issued
 
     def _issue(
         self,
@@ -864,7 +876,9 @@ class AuthMock:
     ) -> tuple[_Answer, dict[str, Any]]:
         scopes = frozenset(scope.split())
         token = secrets.token_urlsafe(32)
-        self.tokens[token] = _Token(client.client_id, scopes, resource, server)
+        self.grants += 1
+        grant = self.grants
+        self.tokens[token] = _Token(client.client_id, scopes, resource, server, grant=grant)
         body: dict[str, Any] = {
             "access_token": token,
             "token_type": "Bearer",
@@ -875,12 +889,15 @@ class AuthMock:
         mode = self.settings.refresh_tokens
         if mode == "always" or (mode == "offline_access" and "offline_access" in scopes):
             refresh = secrets.token_urlsafe(32)
-            self.refresh_tokens[refresh] = _Token(client.client_id, scopes, resource, server)
+            self.refresh_tokens[refresh] = _Token(
+                client.client_id, scopes, resource, server, grant=grant
+            )
             body["refresh_token"] = refresh
         details["issued"] = {
             "scope": scope,
             "resource": resource,
             "refresh": "refresh_token" in body,
+            "grant": grant,
         }
         return _Answer(200, body, {"cache-control": "no-store", "pragma": "no-cache"}), details
 

@@ -600,6 +600,17 @@ def test_refresh_tokens_and_token_expiry() -> None:
         assert again.json()["error"] == "invalid_grant"
         states = [e.get("refresh_token") for e in _auth_entries(server, endpoint="token")]
         assert states == [None, "current", "rotated"]
+        # Each token answer is numbered; a use names the answer its token came from, and a
+        # rotated-out refresh token the answer that replaced it.
+        first, refresh, stale = _auth_entries(server, endpoint="token")
+        assert [first["issued"]["grant"], refresh["issued"]["grant"]] == [1, 2]
+        assert (refresh["refresh_grant"], stale["replaced_by"]) == (1, 2)
+        uses = [
+            e["token_grant"] for e in _auth_entries(server, endpoint="mcp") if e["bearer_header"]
+        ]
+        assert uses == [1, 1]
+        assert flow.mcp(fresh.json()["access_token"]).status_code == 200
+        assert _auth_entries(server, endpoint="mcp")[-1]["token_grant"] == 2
         flow.token({"grant_type": "refresh_token", "refresh_token": "never-issued"})
         assert _auth_entries(server, endpoint="token")[-1]["refresh_token"] == "unknown"
 

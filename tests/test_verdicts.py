@@ -705,3 +705,60 @@ def test_a_result_on_a_stream_left_open_is_timed_beside_the_usual_call(
     verdict = judge(CATALOGUE["http.stream-left-open-not-blocking"], run)
     assert verdict.status is status, verdict.reason
     assert why in verdict.reason
+
+
+# -- a rotated refresh token, judged by what the client had seen -------------------------------
+
+
+def _auth(seq: int, endpoint: str, **details: Any) -> dict[str, Any]:
+    return {"seq": seq, "t": seq / 100, "kind": "auth", "server": "resource" if endpoint == "mcp"
+            else "authorization", "endpoint": endpoint, **details}  # fmt: skip
+
+
+def _refresh(seq: int, presented: str, grant: int, issued: int | None = None) -> dict[str, Any]:
+    """A refresh presenting `grant`'s refresh token, current or rotated out."""
+    details: dict[str, Any] = {
+        "params": {"grant_type": "refresh_token"},
+        "refresh_token": presented,
+    }
+    if presented == "current":
+        details["refresh_grant"] = grant
+    else:
+        details["replaced_by"] = grant
+    if issued is not None:
+        details["issued"] = {"refresh": True, "grant": issued}
+    return _auth(seq, "token", **details)
+
+
+@pytest.mark.parametrize(
+    ("after_rotation", "status", "why"),
+    [
+        # Two 401s at once: both refreshes present grant 1's token; the second arrives
+        # after the first rotated it, before the client had used grant 2's tokens.
+        ([_refresh(12, "rotated", 2), _auth(13, "mcp", token_grant=2),
+          _refresh(14, "current", 2, issued=3)], Status.PASS, "1 presented one replaced"),
+        # The client used grant 2's access token, then presented grant 1's refresh token.
+        ([_auth(12, "mcp", token_grant=2), _refresh(13, "rotated", 2)], Status.FAIL,
+         "after the client had used a token of the answer that replaced it"),
+        ([_auth(12, "mcp", token_grant=2), _refresh(13, "current", 2, issued=3)], Status.PASS,
+         "each with the newest refresh token it held"),
+        # Nothing after the rotation shows the client had its answer: nothing to judge.
+        ([_refresh(12, "rotated", 2)], Status.NOT_APPLICABLE, "never happened"),
+    ],
+)  # fmt: skip
+def test_a_rotated_refresh_token_counts_once_the_client_had_its_replacement(
+    after_rotation: list[dict[str, Any]], status: Status, why: str
+) -> None:
+    import harness.suite  # noqa: F401  (registers the checks)
+    from harness._catalogue import CATALOGUE
+
+    entries = [
+        *_handshake(),
+        _auth(10, "mcp", token_grant=1),
+        _refresh(11, "current", 1, issued=2),
+        *after_rotation,
+    ]
+    run = _run(entries, None, revision="2025-11-25", transport="http", supports={"http"})
+    verdict = judge(CATALOGUE["auth.refresh-token-rotated"], run)
+    assert verdict.status is status, verdict.reason
+    assert why in verdict.reason

@@ -121,6 +121,11 @@ class Operation:
         return self.error is None
 
     @property
+    def first_arg(self) -> Any:
+        """The first positional argument the harness gave (a tool name, a URI), or None."""
+        return (self.args.get("args") or [None])[0]
+
+    @property
     def hung(self) -> bool:
         """No answer within the harness's bound: a hang, never a refusal."""
         return self.error is not None and self.error.get("kind") == "hang"

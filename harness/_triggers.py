@@ -93,7 +93,7 @@ def asked(op: str, first_arg: Any = None) -> Trigger:
         return [
             o.to_json()
             for o in run.operations
-            if o.op == op and (first_arg is None or (o.args.get("args") or [None])[0] == first_arg)
+            if o.op == op and (first_arg is None or same_json(o.first_arg, first_arg))
         ]
 
     shown = f"({first_arg!r})" if first_arg is not None else ""

@@ -221,9 +221,7 @@ def tool_calls(run: ScenarioRun, tool: str) -> list[dict[str, Any]]:
 def operations_with(run: ScenarioRun, op: str, first_arg: Any) -> list[Operation]:
     """The operations `op` the harness asked with this first argument (a tool name, a
     URI, a prompt name), in order."""
-    return [
-        o for o in run.operations if o.op == op and (o.args.get("args") or [None])[0] == first_arg
-    ]
+    return [o for o in run.operations if o.op == op and same_json(o.first_arg, first_arg)]
 
 
 def first_operation(run: ScenarioRun, op: str, first_arg: Any) -> Operation | None:

@@ -25,6 +25,7 @@ from harness.suite._evidence import (
     first_operation,
     missing,
     op_evidence,
+    operations_with,
     overtaken,
     requests_with,
     response_to,
@@ -964,12 +965,7 @@ def legacy_not_found_accepted(run: ScenarioRun) -> Verdict:
     surfaced = _not_found_verdict(request, read, (-32002,), "resources/read")
     if surfaced.status is not Status.PASS:
         return warn(surfaced.reason, surfaced.evidence)
-    greets = [
-        o
-        for o in run.operations
-        if o.op == "get_prompt" and o.args.get("args", [None])[0] == "greet"
-    ]
-    after = greets[1:2]  # the get that follows the -32002 read
+    after = operations_with(run, "get_prompt", "greet")[1:2]  # the get that follows the -32002 read
     evidence = [request, *op_evidence(read, *after)]
     if not after:
         return missing(run, "a prompts/get after the -32002 error")

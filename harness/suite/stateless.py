@@ -832,16 +832,12 @@ def cache_keyed_by_params(run: ScenarioRun) -> Verdict:
     cached = _cacheable_reads(run)[0]
     uri = _uri_read(run, cached)
     other = next(
-        (
-            o
-            for o in run.operations
-            if o.op == "read_resource" and not same_json((o.args.get("args") or [None])[0], uri)
-        ),
+        (o for o in run.operations if o.op == "read_resource" and not same_json(o.first_arg, uri)),
         None,
     )
     if other is None:
         return missing(run, f"a read of another resource than {uri}")
-    other_uri = (other.args.get("args") or [None])[0]
+    other_uri = other.first_arg
     if not other.ok:
         return missing(run, f"the client's answer to the read of {other_uri}")
     asked = [

@@ -870,7 +870,7 @@ def _listen_ids(run: ScenarioRun) -> dict[int, list[Any]]:
         key = operation.args.get("subscription")
         if operation.op != "listen" or not isinstance(key, int):
             continue
-        wanted = (operation.args.get("args") or [None])[0]
+        wanted = operation.first_arg
         ids[key] = [
             r["message"].get("id")
             for r in requests

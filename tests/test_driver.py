@@ -107,15 +107,18 @@ def what_happened(client: DriverClient, tmp_path: Path) -> str:
     return "\n".join(["transcript (last entries):", *lines, "driver stderr:", client.diagnostics])
 
 
-def _cancellations(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The client's notifications/cancelled among transcript entries."""
-    return [
-        e
-        for e in entries
-        if e["kind"] == "message"
-        and e["direction"] == "client"
-        and e["message"].get("method") == "notifications/cancelled"
-    ]
+def _client_sent(method: str) -> Callable[[list[dict[str, Any]]], bool]:
+    """Whether transcript entries show a client message of `method`."""
+
+    def seen(entries: list[dict[str, Any]]) -> bool:
+        return any(
+            e["kind"] == "message"
+            and e["direction"] == "client"
+            and e["message"].get("method") == method
+            for e in entries
+        )
+
+    return seen
 
 
 def client_messages(tmp_path: Path) -> list[dict[str, Any]]:
@@ -233,7 +236,7 @@ async def until_cancelled(watch: TranscriptWatch) -> None:
     and closes: a client may write it from another thread after the caller saw the call
     end, as the suite's drives allow, and a late write to a closed pipe is lost. Not seen
     within the bound, the test's assertion says what was recorded instead."""
-    await watch.until(lambda entries: bool(_cancellations(entries)), BOUND / 2)
+    await watch.until(_client_sent("notifications/cancelled"), BOUND / 2)
 
 
 async def cancel_hanging_call(client: DriverClient, tmp_path: Path) -> None:
@@ -242,10 +245,11 @@ async def cancel_hanging_call(client: DriverClient, tmp_path: Path) -> None:
         await client.connect(target, ConnectOptions(protocol_version=REVISION, timeout=10))
         async with anyio.create_task_group() as group:
             group.start_soon(client.call_tool, "hang", {})
-            # The call_tool command went out first; once a later request has its answer,
-            # the client has written tools/call to the server (pipes keep their order).
-            with pytest.raises(ClientError):
-                await client.list_tools()
+            # Cancelled once the server has the call: a call cancelled before the client
+            # wrote it must not be cancelled on the wire at all.
+            assert await watch.until(_client_sent("tools/call"), BOUND / 2), what_happened(
+                client, tmp_path
+            )
             group.cancel_scope.cancel()
         # The driver answers `cancel` at once (docs/driver-protocol.md), so the client may
         # write its notifications/cancelled later.

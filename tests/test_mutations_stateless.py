@@ -10,7 +10,7 @@ and a client that hangs where it should report has not reported.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import anyio
@@ -248,11 +248,16 @@ class HidesMissingCapability(ReferenceClient):
 
 
 class _KeepsStreamsOpen(HttpTransport):
-    async def send(self, message: Mapping[str, Any], headers: Mapping[str, str]) -> None:
+    async def send(
+        self,
+        message: Mapping[str, Any],
+        headers: Mapping[str, str],
+        written: Callable[[], None] | None = None,
+    ) -> None:
         # The caller giving up does not reach the HTTP exchange under way: the response
         # is opened all the same (bounded, so a response that never starts still ends).
         with anyio.move_on_after(1.0, shield=True):
-            await super().send(message, headers)
+            await super().send(message, headers, written)
 
     def release(self, request_id: RequestId) -> None:
         pass  # the response stream of a request the caller gave up on stays open

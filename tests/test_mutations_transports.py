@@ -214,8 +214,13 @@ class _GetRefusalIsFatalLate(HttpTransport):
         self.refused = self.refused or response is None
         return response
 
-    async def send(self, message: Mapping[str, Any], headers: Mapping[str, str]) -> None:
-        await super().send(message, headers)
+    async def send(
+        self,
+        message: Mapping[str, Any],
+        headers: Mapping[str, str],
+        written: Callable[[], None] | None = None,
+    ) -> None:
+        await super().send(message, headers, written)
         if self.refused:  # it notices the refusal only now, a request later
             self._sink.fail(None, ClientError("transport", "the server refused the GET stream"))
 
@@ -391,18 +396,23 @@ class DeletesWithoutSession(ReferenceClient):
 
 
 class _PostsBesideTheEndpoint(HttpTransport):
-    async def send(self, message: Mapping[str, Any], headers: Mapping[str, str]) -> None:
+    async def send(
+        self,
+        message: Mapping[str, Any],
+        headers: Mapping[str, str],
+        written: Callable[[], None] | None = None,
+    ) -> None:
         if message.get("method") == "notifications/initialized":
             url, self._url = self._url, self._url + "/notify"
             session, version = self.session_id, self.protocol_version
             try:
-                await super().send(message, headers)
+                await super().send(message, headers, written)
             except ClientError:
                 pass  # notifications are fire and forget
             finally:
                 self._url, self.session_id, self.protocol_version = url, session, version
             return
-        await super().send(message, headers)
+        await super().send(message, headers, written)
 
 
 class PostsBesideTheEndpoint(ReferenceClient):

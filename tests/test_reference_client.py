@@ -33,6 +33,7 @@ from harness.clients import (
     StdioTarget,
 )
 from harness.clients._ref_http import header_value, modern_headers, param_headers
+from harness.clients._ref_stdio import StdioTransport
 
 HANDSHAKE = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"]
 MODERN = "2026-07-28"
@@ -915,3 +916,36 @@ async def test_mock_stdio_faults(tmp_path: Path, client: ReferenceClient) -> Non
     messages = [e["message"] for e in read_transcript(record)["entries"] if e["kind"] == "message"]
     sent = [m for m in messages if m.get("method") == "notifications/cancelled"]
     assert len(sent) == 3  # LC-9: every timed-out call was cancelled
+
+
+@pytest.mark.anyio
+async def test_a_call_cancelled_before_it_was_written_is_not_cancelled_on_the_wire(
+    tmp_path: Path, client: ReferenceClient
+) -> None:
+    # CANCEL: a notifications/cancelled names only a request that was sent. A call still
+    # waiting for its turn to write (another message holds the pipe) sends nothing.
+    from mock_servers import fixtures_root
+    from mock_servers._stdio import stdio_command
+    from mock_servers._transcript import read_transcript
+
+    record = tmp_path / "transcript.jsonl"
+    argv = stdio_command(fixtures_root() / "stdio/faults.json", transcript=record)
+    with anyio.fail_after(WAIT):
+        await client.connect(StdioTarget(tuple(argv)), _options(None))
+        transport = client._transport
+        assert isinstance(transport, StdioTransport)
+        async with anyio.create_task_group() as group:
+            await transport._write_lock.acquire()
+            try:
+                group.start_soon(client.call_tool, "hang", {})
+                await anyio.wait_all_tasks_blocked()  # the call waits for the lock
+                group.cancel_scope.cancel()
+            finally:
+                transport._write_lock.release()  # free for a cancellation, if one were sent
+        with pytest.raises(ClientError):
+            await client.list_tools()  # answered: what came before it was read
+        await client.close()
+    messages = [e["message"] for e in read_transcript(record)["entries"] if e["kind"] == "message"]
+    methods = [m.get("method") for m in messages if "method" in m]
+    assert methods[-3:] == ["initialize", "notifications/initialized", "tools/list"], methods
+    assert not {"tools/call", "notifications/cancelled"} & set(methods), methods

@@ -93,8 +93,18 @@ class Sink:
 
 
 class Transport(Protocol):
-    async def send(self, message: Mapping[str, Any], headers: Mapping[str, str]) -> None:
-        """Send one message; `headers` are extra HTTP headers (ignored off HTTP)."""
+    async def send(
+        self,
+        message: Mapping[str, Any],
+        headers: Mapping[str, str],
+        written: Callable[[], None] | None = None,
+    ) -> None:
+        """Send one message; `headers` are extra HTTP headers (ignored off HTTP).
+
+        `written` is called once the message is committed: from then on it goes out even
+        if the caller is cancelled. Before it, a cancelled send sent nothing (stdio: it
+        waited for its turn to write), and the request must not be cancelled on the wire:
+        a cancellation may name only a request that was sent."""
 
     def release(self, request_id: RequestId) -> None:
         """The session stopped waiting for this request: drop what is kept for it."""

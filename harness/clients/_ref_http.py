@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import base64
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import suppress
 from typing import Any
 
@@ -96,8 +96,16 @@ class HttpTransport:
         headers.update(extra or {})
         return headers
 
-    async def send(self, message: Mapping[str, Any], headers: Mapping[str, str]) -> None:
-        # HT-1: every message is a POST of its own.
+    async def send(
+        self,
+        message: Mapping[str, Any],
+        headers: Mapping[str, str],
+        written: Callable[[], None] | None = None,
+    ) -> None:
+        # HT-1: every message is a POST of its own. Whether a POST cut short by a
+        # cancellation reached the server is not known here: taken as written at once.
+        if written is not None:
+            written()
         request_id = message.get("id") if "method" in message else None
         method = message.get("method", "response")
         with_session = self.session_id is not None

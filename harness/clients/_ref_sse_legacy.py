@@ -6,7 +6,7 @@ client message to; the server's messages arrive as `message` events on the strea
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
@@ -81,8 +81,16 @@ class SseLegacyTransport:
         self._endpoint = endpoint
         self._ready.set()
 
-    async def send(self, message: Mapping[str, Any], headers: Mapping[str, str]) -> None:
-        # HT-13: every client message is a POST to the endpoint URI.
+    async def send(
+        self,
+        message: Mapping[str, Any],
+        headers: Mapping[str, str],
+        written: Callable[[], None] | None = None,
+    ) -> None:
+        # HT-13: every client message is a POST to the endpoint URI (taken as written at
+        # once, as over Streamable HTTP).
+        if written is not None:
+            written()
         if self._endpoint is None:
             raise ClientError("transport", "no endpoint event yet")
         try:

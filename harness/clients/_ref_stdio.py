@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from contextlib import suppress
 from typing import Any
 
@@ -76,12 +76,19 @@ class StdioTransport:
         tasks.start_soon(transport._read_stderr)
         return transport
 
-    async def send(self, message: Mapping[str, Any], headers: Mapping[str, str]) -> None:
+    async def send(
+        self,
+        message: Mapping[str, Any],
+        headers: Mapping[str, str],
+        written: Callable[[], None] | None = None,
+    ) -> None:
         # ST-1/ST-2: the codec never emits a raw newline, so one message is one line.
         line = (encode(message) + "\n").encode("utf-8")
         assert self._process.stdin is not None
         try:
             async with self._write_lock:
+                if written is not None:
+                    written()  # the stream's send writes the line before it first waits
                 await self._process.stdin.send(line)
         except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
             raise ClientError("transport", f"cannot write to the server: {exc!r}") from exc

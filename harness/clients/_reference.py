@@ -585,10 +585,14 @@ class ReferenceClient:
         message = Request(request_id, method, params or None).to_json()
         limit = limit if limit is not None else self._options.timeout
         sent = False
+
+        def written() -> None:
+            nonlocal sent
+            sent = True
+
         try:
             with anyio.move_on_after(limit):
-                sent = True
-                await transport.send(message, headers or {})
+                await transport.send(message, headers or {}, written)
                 await pending.done.wait()
             if not pending.done.is_set():
                 if cancellable:

@@ -9,7 +9,7 @@ import json
 import socket
 import sys
 import threading
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from types import ModuleType
@@ -34,6 +34,7 @@ from harness.clients import (
 )
 from harness.clients._ref_http import header_value, modern_headers, param_headers
 from harness.clients._ref_stdio import StdioTransport
+from harness.protocol import RequestId
 
 HANDSHAKE = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"]
 MODERN = "2026-07-28"
@@ -918,12 +919,36 @@ async def test_mock_stdio_faults(tmp_path: Path, client: ReferenceClient) -> Non
     assert len(sent) == 3  # LC-9: every timed-out call was cancelled
 
 
+class _HoldsTheCall:
+    """A stdio transport whose tools/call never gets its turn to write."""
+
+    def __init__(self, inner: StdioTransport) -> None:
+        self.inner = inner
+
+    async def send(
+        self,
+        message: Mapping[str, Any],
+        headers: Mapping[str, str],
+        written: Callable[[], None] | None = None,
+    ) -> None:
+        if message.get("method") == "tools/call":
+            await anyio.sleep_forever()  # waits for the pipe, as behind a long write
+        await self.inner.send(message, headers, written)
+
+    def release(self, request_id: RequestId) -> None:
+        self.inner.release(request_id)
+
+    async def close(self) -> None:
+        await self.inner.close()
+
+
 @pytest.mark.anyio
-async def test_a_call_cancelled_before_it_was_written_is_not_cancelled_on_the_wire(
-    tmp_path: Path, client: ReferenceClient
+@pytest.mark.parametrize("ends", ["cancelled", "timed out"])
+async def test_a_call_ended_before_it_was_written_is_not_cancelled_on_the_wire(
+    tmp_path: Path, client: ReferenceClient, ends: str
 ) -> None:
     # CANCEL: a notifications/cancelled names only a request that was sent. A call still
-    # waiting for its turn to write (another message holds the pipe) sends nothing.
+    # waiting for its turn to write sends nothing when its caller gives up or it times out.
     from mock_servers import fixtures_root
     from mock_servers._stdio import stdio_command
     from mock_servers._transcript import read_transcript
@@ -932,16 +957,15 @@ async def test_a_call_cancelled_before_it_was_written_is_not_cancelled_on_the_wi
     argv = stdio_command(fixtures_root() / "stdio/faults.json", transcript=record)
     with anyio.fail_after(WAIT):
         await client.connect(StdioTarget(tuple(argv)), _options(None))
-        transport = client._transport
-        assert isinstance(transport, StdioTransport)
-        async with anyio.create_task_group() as group:
-            await transport._write_lock.acquire()
-            try:
-                group.start_soon(client.call_tool, "hang", {})
-                await anyio.wait_all_tasks_blocked()  # the call waits for the lock
-                group.cancel_scope.cancel()
-            finally:
-                transport._write_lock.release()  # free for a cancellation, if one were sent
+        assert isinstance(client._transport, StdioTransport)
+        client._transport = _HoldsTheCall(client._transport)
+        if ends == "cancelled":
+            with anyio.move_on_after(0.2):
+                await client.call_tool("hang", {})
+        else:
+            with pytest.raises(ClientError) as caught:
+                await client.call_tool("hang", {}, timeout=0.2)
+            assert caught.value.kind == "timeout"
         with pytest.raises(ClientError):
             await client.list_tools()  # answered: what came before it was read
         await client.close()

@@ -595,7 +595,7 @@ class ReferenceClient:
                 await transport.send(message, headers or {}, written)
                 await pending.done.wait()
             if not pending.done.is_set():
-                if cancellable:
+                if sent and cancellable:  # never sent: nothing to cancel
                     await self._cancel(request_id, "timed out")  # LC-9
                 raise ClientError("timeout", f"{method}: no response within {limit} s")
         except anyio.get_cancelled_exc_class():

@@ -416,6 +416,15 @@ def _response_marked(step: Step) -> bool:
     return "violation" in step.raw.get("reply", {})
 
 
+# The lists a declared capability answers when no step scripts them: (the result's
+# member, the method whose steps name the entries, the parameter that names them).
+_LISTED = {
+    "tools/list": ("tools", "tools/call", "name"),
+    "prompts/list": ("prompts", "prompts/get", "name"),
+    "resources/list": ("resources", "resources/read", "uri"),
+}
+
+
 class Engine:
     def __init__(
         self, script: Script, revision: str, transport: str, transcript: Transcript
@@ -919,7 +928,36 @@ class Engine:
             return {}
         if method == "completion/complete":
             return {"completion": {"values": [], "total": 0, "hasMore": False}}
+        if method in _LISTED and not self._scripts(method):
+            return self._listing(method)
         return None
+
+    def _scripts(self, method: str) -> bool:
+        """Whether some expect step of the script is for `method`."""
+        return any(
+            s.kind == "expect"
+            and "method" in s.raw["expect"]
+            and matches(s.raw["expect"]["method"], method)
+            for s in self.script.steps
+        )
+
+    def _listing(self, method: str) -> dict[str, Any]:
+        """A declared capability's list that no step scripts: what the script's steps use
+        (the tools called, the prompts got, the resources read), so that a client that
+        lists before it calls, or checks a name against the list, finds them."""
+        kind, use, member = _LISTED[method]
+        names: list[str] = []
+        for step in self.script.steps:
+            expect = step.raw.get("expect") if step.kind == "expect" else None
+            if isinstance(expect, dict) and expect.get("method") == use:
+                name = (expect.get("params") or {}).get(member)
+                if isinstance(name, str) and name not in names:
+                    names.append(name)
+        if kind == "tools":
+            return {"tools": [{"name": n, "inputSchema": {"type": "object"}} for n in names]}
+        if kind == "prompts":
+            return {"prompts": [{"name": n} for n in names]}
+        return {"resources": [{"uri": n, "name": n} for n in names]}
 
     def _unmatched(self, message: Message, as_json: dict[str, Any]) -> ErrorResponse | None:
         """Record a message no step expected; for a request, the error that explains it."""

@@ -254,8 +254,9 @@ async def cancel_hanging_call(client: DriverClient, tmp_path: Path) -> None:
         # The driver answers `cancel` at once (docs/driver-protocol.md), so the client may
         # write its notifications/cancelled later.
         await until_cancelled(watch)
-        with pytest.raises(ClientError):
-            await client.list_tools()
+        # Still usable: the faults script lists the tools its steps call.
+        listed = await client.list_tools()
+        assert "hang" in {tool["name"] for tool in listed["tools"]}
         await client.close()
     messages = client_messages(tmp_path)
     call = next(m for m in messages if m.get("method") == "tools/call")

@@ -366,6 +366,36 @@ def test_routine_notifications_are_not_unmatched() -> None:
     ]
 
 
+@pytest.mark.parametrize("revision", ["2025-11-25", "2026-07-28"])
+def test_a_declared_list_no_step_scripts_names_what_the_steps_use(revision: str) -> None:
+    # A client that lists before it calls (or checks the name) finds the scripted tools.
+    capabilities = {"tools": {}, "prompts": {}, "resources": {}}
+    engine = _engine(
+        [
+            {"expect": {"method": "tools/call", "params": {"name": "add"}}, "reply": {}},
+            {"expect": {"method": "tools/call", "params": {"name": "add"}}, "reply": {}},
+            {"expect": {"method": "prompts/get", "params": {"name": "greet"}}, "reply": {}},
+            {"expect": {"method": "resources/read", "params": {"uri": "file:///a"}}, "reply": {}},
+        ],
+        revision,
+        server={"capabilities": capabilities, "info": {"name": "m", "version": "1"}},
+    )
+    meta = _meta(revision) if revision == "2026-07-28" else {}
+    expected = {
+        "tools/list": {"tools": [{"name": "add", "inputSchema": {"type": "object"}}]},
+        "prompts/list": {"prompts": [{"name": "greet"}]},
+        "resources/list": {"resources": [{"uri": "file:///a", "name": "file:///a"}]},
+    }
+    for request_id, (method, result) in enumerate(expected.items()):
+        reply = _reply(engine, {"id": request_id, "method": method, "params": meta})
+        assert isinstance(reply, Response), reply
+        assert {k: v for k, v in reply.result.items() if k in result} == result
+    # A list a step scripts is never answered by default, even once that step is used.
+    scripted = _engine([{"expect": {"method": "tools/list"}, "reply": {"result": TOOLS}}])
+    assert isinstance(_reply(scripted, {"id": 1, "method": "tools/list"}), Response)
+    assert isinstance(_reply(scripted, {"id": 2, "method": "tools/list"}), ErrorResponse)
+
+
 def test_finish_records_unconsumed_steps_but_not_optional_ones() -> None:
     engine = _engine(
         [

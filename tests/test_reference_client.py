@@ -966,8 +966,7 @@ async def test_a_call_ended_before_it_was_written_is_not_cancelled_on_the_wire(
             with pytest.raises(ClientError) as caught:
                 await client.call_tool("hang", {}, timeout=0.2)
             assert caught.value.kind == "timeout"
-        with pytest.raises(ClientError):
-            await client.list_tools()  # answered: what came before it was read
+        await client.list_tools()  # answered: what came before it was read
         await client.close()
     messages = [e["message"] for e in read_transcript(record)["entries"] if e["kind"] == "message"]
     methods = [m.get("method") for m in messages if "method" in m]

@@ -618,7 +618,7 @@ class Engine:
         method = message.get("method")
         steps = self._expects_any_method
         if isinstance(method, str):
-            steps = self._expects_by_method.get(method, steps)
+            steps = self._expects_by_method.get(method, steps)  # as `_expects_for`, inline
         consumed = self._consumed
         gates = self._gates
         for repeats in (False, True):
@@ -932,13 +932,15 @@ class Engine:
             return self._listing(method)
         return None
 
+    def _expects_for(self, method: str) -> list[Step]:
+        """The expect steps that could match a message of `method` (`_match`'s index)."""
+        return self._expects_by_method.get(method, self._expects_any_method)
+
     def _scripts(self, method: str) -> bool:
         """Whether some expect step of the script is for `method`."""
         return any(
-            s.kind == "expect"
-            and "method" in s.raw["expect"]
-            and matches(s.raw["expect"]["method"], method)
-            for s in self.script.steps
+            "method" in s.raw["expect"] and matches(s.raw["expect"]["method"], method)
+            for s in self._expects_for(method)
         )
 
     def _listing(self, method: str) -> dict[str, Any]:
@@ -947,10 +949,9 @@ class Engine:
         lists before it calls, or checks a name against the list, finds them."""
         kind, use, member = _LISTED[method]
         names: list[str] = []
-        for step in self.script.steps:
-            expect = step.raw.get("expect") if step.kind == "expect" else None
-            if isinstance(expect, dict) and expect.get("method") == use:
-                name = (expect.get("params") or {}).get(member)
+        for step in self._expects_for(use):
+            if step.raw["expect"].get("method") == use:
+                name = (step.raw["expect"].get("params") or {}).get(member)
                 if isinstance(name, str) and name not in names:
                     names.append(name)
         if kind == "tools":

@@ -736,7 +736,7 @@ def _refresh(seq: int, presented: str, grant: int, issued: int | None = None) ->
         # Two 401s at once: both refreshes present grant 1's token; the second arrives
         # after the first rotated it, before the client had used grant 2's tokens.
         ([_refresh(12, "rotated", 2), _auth(13, "mcp", token_grant=2),
-          _refresh(14, "current", 2, issued=3)], Status.PASS, "1 presented one replaced"),
+          _refresh(14, "current", 2, issued=3)], Status.PASS, "1 presented a rotated-out one"),
         # The client used grant 2's access token, then presented grant 1's refresh token.
         ([_auth(12, "mcp", token_grant=2), _refresh(13, "rotated", 2)], Status.FAIL,
          "after the client had used a token of the answer that replaced it"),

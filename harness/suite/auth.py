@@ -585,8 +585,8 @@ def refresh_token_rotated(run: ScenarioRun) -> Verdict:
         f"{len(later)} refresh request(s) after the client had a rotation's answer, each "
         "with the newest refresh token it held"
         + (
-            f"; {len(rotated)} presented one replaced by an answer the client had not yet "
-            "used (sent beside the refresh that rotated it)"
+            f"; {len(rotated)} presented a rotated-out one before the client had used a "
+            "token of its replacement (sent beside the refresh that rotated it)"
             if rotated
             else ""
         ),

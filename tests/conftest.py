@@ -1,8 +1,10 @@
 """Shared test configuration: hypothesis profiles, and the session-wide leak check.
 
 The "ci" profile (chosen when CI is set, or with HYPOTHESIS_PROFILE=ci) runs every
-property test with at least 200 examples; the fuzz tests of the servers ask for 500 with
-`settings(max_examples=max(500, settings().max_examples))`. "dev" is quicker locally.
+property test with 200 examples; the fuzz tests of the servers ask for 500 with
+`settings(max_examples=max(500, settings().max_examples))`, and the 220 schema
+cross-checks for half the profile's (tests/test_schemas.py says why). "dev" is quicker
+locally; "deep" (HYPOTHESIS_PROFILE=deep, 1,000) is for after a change to a schema or codec.
 """
 
 from __future__ import annotations
@@ -23,6 +25,12 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.register_profile("dev", max_examples=50, deadline=None)
+# Deeper, by hand (HYPOTHESIS_PROFILE=deep): after a change to a schema or a codec.
+settings.register_profile(
+    "deep",
+    parent=settings.get_profile("ci"),
+    max_examples=1000,
+)
 settings.load_profile(
     os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev")
 )

@@ -930,6 +930,9 @@ class Engine:
             return {"completion": {"values": [], "total": 0, "hasMore": False}}
         if method in _LISTED and not self._scripts(method):
             return self._listing(method)
+        if method == "resources/templates/list" and not self._scripts(method):
+            # The steps read resources by their URIs; none needs a template to be found.
+            return {"resourceTemplates": []}
         return None
 
     def _expects_for(self, method: str) -> list[Step]:

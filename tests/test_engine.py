@@ -385,6 +385,7 @@ def test_a_declared_list_no_step_scripts_names_what_the_steps_use(revision: str)
         "tools/list": {"tools": [{"name": "add", "inputSchema": {"type": "object"}}]},
         "prompts/list": {"prompts": [{"name": "greet"}]},
         "resources/list": {"resources": [{"uri": "file:///a", "name": "file:///a"}]},
+        "resources/templates/list": {"resourceTemplates": []},
     }
     for request_id, (method, result) in enumerate(expected.items()):
         reply = _reply(engine, {"id": request_id, "method": method, "params": meta})

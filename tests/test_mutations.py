@@ -16,7 +16,7 @@ from typing import Any
 
 import anyio
 import pytest
-from _mutation import Case, assert_mutant_fails_exactly, assert_reference_passes
+from _mutation import Case, assert_mutant_fails_exactly, assert_reference_passes, verdicts
 
 from harness.clients import ClientError, ReferenceClient
 from harness.clients._contract import ConnectOptions, Target
@@ -309,3 +309,40 @@ def test_a_hang_or_crash_is_never_a_pass(name: str) -> None:
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_reference_client_passes_the_same_runs(name: str) -> None:
     assert_reference_passes(CASES[name])
+
+
+class ListsItsCatalogueAtConnect(ReferenceClient):
+    """Fetches every list the server declares, all pages, as soon as it is connected (as
+    a client that caches the server's tools, resources and prompts does), and again
+    whenever its application asks: the server's lists must answer every time."""
+
+    async def connect(self, target: Target, options: ConnectOptions) -> dict[str, Any]:
+        info = await super().connect(target, options)
+        declared = self._server_capabilities or {}
+        if "tools" in declared:
+            await self._list_all("tools/list", "tools")
+        if "resources" in declared:
+            await self._list_all("resources/list", "resources")
+            await self._list_all("resources/templates/list", "resourceTemplates")
+        if "prompts" in declared:
+            await self._list_all("prompts/list", "prompts")
+        return info
+
+
+@pytest.mark.parametrize(
+    "run",
+    [
+        ("tools-pagination", "2025-11-25", "stdio"),
+        ("features-resources-prompts", "2025-11-25", "http"),
+        ("features-resources-prompts-2026", "2026-07-28", "stdio"),
+        ("features-resource-templates", "2025-11-25", "stdio"),
+        ("http-json-and-sse", "2025-11-25", "http"),
+    ],
+    ids="-".join,
+)
+def test_a_client_that_lists_at_connect_and_again_passes(run: tuple[str, str, str]) -> None:
+    # A real server answers a list every time; a page the script answered only once made
+    # the application's own list fail, and its check with it.
+    seen = verdicts(ListsItsCatalogueAtConnect, run)
+    assert seen, "no check was judged"
+    assert set(seen.values()) == {"PASS"}, seen

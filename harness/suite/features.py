@@ -847,25 +847,49 @@ def _first_page_with_cursor(method: str) -> Trigger:
 
 def _paged_verdict(run: ScenarioRun, method: str, op: str, key: str) -> Verdict | None:
     """FAIL unless the client sent the first page's nextCursor back verbatim and surfaced
-    the items of every page; None when it did."""
+    the items of every page; None when it did.
+
+    A client may list more than once (at connect, to fill a cache, and again when its
+    application asks): the pages are told apart by the cursor that asked for them, and
+    the items of a whole listing are each page's once, in the order first asked."""
     pages = run.requests(method)
     operation = run.operation(op)
     if operation is None:
         return missing(run, f"a {op} operation")
     evidence = [*pages, *op_evidence(operation)]
-    responses = [response_to(run, p) for p in pages]
-    results = [(r["message"].get("result") or {}) if r is not None else {} for r in responses]
-    cursor = results[0].get("nextCursor")
-    sent = [(p["message"].get("params") or {}).get("cursor") for p in pages]
-    if len(pages) < 2 or not same_json(sent[1], cursor):
+    asked: list[Any] = []  # the cursor of each page, first asking only
+    every_item: list[Any] = []
+    for page in pages:
+        cursor = _cursor(page)
+        if any(same_json(cursor, seen) for seen in asked):
+            continue
+        asked.append(cursor)
+        items = _result_of(run, page).get(key)
+        every_item.extend(items if isinstance(items, list) else [])
+    first = next((p for p in pages if _cursor(p) is None), None)
+    cursor = _result_of(run, first).get("nextCursor") if first is not None else None
+    if cursor is None or not any(same_json(cursor, seen) for seen in asked):
+        sent = [_cursor(p) for p in pages]
         return fail(
             f"{method} did not send the cursor {cursor!r} back verbatim: {sent!r}", evidence
         )
-    every_item = [item for result in results for item in result.get(key, [])]
     wrong = _surfaced_wrong(operation, key, every_item)
     if wrong is not None:
         return fail(f"{op} did not surface every page intact: {wrong}", evidence)
     return None
+
+
+def _result_of(run: ScenarioRun, request: Mapping[str, Any]) -> dict[str, Any]:
+    """The result the server answered a request with ({}: none, or not an object)."""
+    response = response_to(run, request)
+    result = response["message"].get("result") if response is not None else None
+    return result if isinstance(result, dict) else {}
+
+
+def _cursor(request: Mapping[str, Any]) -> Any:
+    """The cursor a list request carries (None: none, the first page)."""
+    params = request["message"].get("params")
+    return params.get("cursor") if isinstance(params, dict) else None
 
 
 def _surfaced_intact(

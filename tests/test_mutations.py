@@ -337,6 +337,7 @@ class ListsItsCatalogueAtConnect(ReferenceClient):
         ("features-resources-prompts-2026", "2026-07-28", "stdio"),
         ("features-resource-templates", "2025-11-25", "stdio"),
         ("http-json-and-sse", "2025-11-25", "http"),
+        ("stateless-version-retry", "2026-07-28", "http"),
     ],
     ids="-".join,
 )

@@ -21,7 +21,7 @@ import pytest
 from _mutation import Case, assert_mutant_fails_exactly, verdicts
 
 from harness.clients import ClientError, ReferenceClient
-from harness.clients._contract import ClientEvent
+from harness.clients._contract import ClientEvent, ConnectOptions, Target
 from harness.clients._driver import DriverClient
 from harness.clients._ref_http import HttpTransport
 from harness.protocol import ErrorResponse, Notification, Request, RequestId, Response
@@ -42,6 +42,24 @@ class SetLevelNoop(ReferenceClient):
 
     async def set_log_level(self, level: str) -> dict[str, Any]:
         return {}
+
+
+class SetsAnotherLevel(ReferenceClient):
+    """LOG: asked for a level, asks the server for another."""
+
+    async def set_log_level(self, level: str) -> dict[str, Any]:
+        return await super().set_log_level("error" if level != "error" else "debug")
+
+
+class SetsItsOwnLevelFirst(ReferenceClient):
+    """Asks for info-level logs as soon as it is connected, then for the level its
+    application asks: legal (the level is the client's to choose, any time)."""
+
+    async def connect(self, target: Target, options: ConnectOptions) -> dict[str, Any]:
+        info = await super().connect(target, options)
+        if "logging" in (self._server_capabilities or {}):
+            await self._request("logging/setLevel", {"level": "info"})
+        return info
 
 
 class SubscribesAnyway(ReferenceClient):
@@ -289,6 +307,11 @@ CASES = {
         ("features-set-level", "2024-11-05", "stdio"),
         {"features.set-level-sent": "FAIL"},
     ),
+    "sets-another-level": Case(
+        SetsAnotherLevel,
+        ("features-set-level", "2025-11-25", "http"),
+        {"features.set-level-sent": "FAIL"},
+    ),
     "subscribes-anyway": Case(
         SubscribesAnyway,
         ("features-subscribe-undeclared", "2025-11-25", "http"),
@@ -460,3 +483,10 @@ def test_the_python_example_driver_names_the_listen_of_each_notification(transpo
 
     seen = verdicts(driver, ("listen-two-subscriptions", "2026-07-28", transport))
     assert seen == {"stateless.listen-correlated": "PASS"}
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_a_client_that_sets_its_own_level_first_passes(transport: str) -> None:
+    # Its first logging/setLevel is its own (info); the one it was asked for comes after.
+    seen = verdicts(SetsItsOwnLevelFirst, ("features-set-level", "2025-11-25", transport))
+    assert seen == {"features.set-level-sent": "PASS"}

@@ -28,6 +28,8 @@ __all__ = [
     "assert_mutant_fails_exactly",
     "assert_reference_passes",
     "outcome",
+    "outcomes",
+    "run_case",
     "verdicts",
 ]
 
@@ -85,10 +87,10 @@ def run_case(factory: Callable[[], McpClient], run: tuple[str, str, str]) -> Sce
 
 def verdicts(factory: Callable[[], McpClient], run: tuple[str, str, str]) -> dict[str, str]:
     result = run_case(factory, run)
-    return _outcomes(result)
+    return outcomes(result)
 
 
-def _outcomes(result: ScenarioRun) -> dict[str, str]:
+def outcomes(result: ScenarioRun) -> dict[str, str]:
     return {
         check_id: outcome(judge(CATALOGUE[check_id], result))
         for check_id in result.scenario.checks
@@ -100,7 +102,7 @@ def assert_mutant_fails_exactly(name: str, case: Case) -> None:
     """The mutant gets the expected outcomes on its run, every other check passes, and
     the mutant did not crash unless crashing is its defect."""
     result = run_case(case.mutant, case.run)
-    seen = _outcomes(result)
+    seen = outcomes(result)
     unexpected = {
         check: status
         for check, status in seen.items()

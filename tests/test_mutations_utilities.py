@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 import anyio
 import httpx
 import pytest
-from _mutation import Case, assert_mutant_fails_exactly, verdicts
+from _mutation import Case, assert_mutant_fails_exactly, outcomes, run_case, verdicts
 
 from harness.clients import ClientError, ReferenceClient
 from harness.clients._contract import ClientEvent, ConnectOptions, Target
@@ -121,6 +121,19 @@ class SilentRootsChange(ReferenceClient):
     async def set_roots(self, roots: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         self._roots = tuple(dict(root) for root in roots)
         return {}
+
+
+ROOTS_CHANGED = "notifications/roots/list_changed"
+
+
+class SaysRootsChangedAtConnect(ReferenceClient):
+    """Sends notifications/roots/list_changed as soon as it is connected (as a client that
+    loads its workspace then says so), before any real change."""
+
+    async def connect(self, target: Target, options: ConnectOptions) -> dict[str, Any]:
+        info = await super().connect(target, options)
+        await self._send(Notification(ROOTS_CHANGED).to_json())
+        return info
 
 
 class PollsFromCache(ReferenceClient):
@@ -490,3 +503,25 @@ def test_a_client_that_sets_its_own_level_first_passes(transport: str) -> None:
     # Its first logging/setLevel is its own (info); the one it was asked for comes after.
     seen = verdicts(SetsItsOwnLevelFirst, ("features-set-level", "2025-11-25", transport))
     assert seen == {"features.set-level-sent": "PASS"}
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_a_client_that_says_its_roots_changed_as_it_connects_passes(transport: str) -> None:
+    # The roots/list that first notification would trigger rightly gets the roots of before,
+    # and whether it was answered before the harness changed them was a race: the script
+    # awaits the notification of the change (once tools were listed), and asks after it.
+    run = run_case(SaysRootsChangedAtConnect, ("features-roots-changed", "2025-11-25", transport))
+    assert outcomes(run) == {"features.roots-list-changed": "PASS"}
+    messages = [e for e in run.entries if e["kind"] == "message"]
+    changes = [
+        e["seq"]
+        for e in messages
+        if e["direction"] == "client" and e["message"].get("method") == ROOTS_CHANGED
+    ]
+    (asked,) = [
+        e["seq"]
+        for e in messages
+        if e["direction"] == "server" and e["message"].get("method") == "roots/list"
+    ]
+    assert len(changes) == 2
+    assert asked > changes[1], "roots/list was sent before the change it is about"

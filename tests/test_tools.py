@@ -1,0 +1,51 @@
+"""tools/variants.py and its clients (tools/variant_clients.py): the variants still work
+with the reference client they reach into, and the comparison flags what it should.
+
+The tool itself runs the whole suite once per variant (minutes): by hand, after a change to
+a check or a script. Here each variant gets one scenario, over HTTP, the transport most of
+them change something on.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from _mutation import verdicts
+
+from harness.clients import ReferenceClient
+
+# The checkout's tools folder, last: the harness under test stays the installed one.
+sys.path.append(str(Path(__file__).resolve().parent.parent / "tools"))
+
+import variant_clients
+import variants
+
+
+def test_every_variant_is_a_reference_client_that_says_what_it_does() -> None:
+    assert len(variant_clients.VARIANTS) >= 15
+    for name in variant_clients.VARIANTS:
+        cls = getattr(variant_clients, name)
+        assert issubclass(cls, ReferenceClient), name
+        assert (cls.__doc__ or "").strip(), f"{name} does not say what it does"
+    assert set(variant_clients.ALLOWED) <= set(variant_clients.VARIANTS)
+
+
+def test_a_difference_is_a_fault_unless_the_variant_allows_it() -> None:
+    reference = {"a": ("PASS", "seen", None), "b": ("PASS", "seen", None), "c": ("N/A", "", None)}
+    variant = {"a": ("PASS", "seen", None), "b": ("SKIP", "declared", None)}
+    lines = variants.unexplained(reference, variant, frozenset())
+    assert lines == [
+        "b: PASS/seen (reference) -> SKIP/declared",
+        "c: N/A/ (reference) -> absent",
+    ]
+    assert variants.unexplained(reference, variant, frozenset({"SKIP"})) == [lines[1]]
+    assert variants.unexplained(reference, dict(reference), frozenset()) == []
+
+
+@pytest.mark.parametrize("name", variant_clients.VARIANTS)
+def test_each_variant_passes_a_call_over_http(name: str) -> None:
+    seen = verdicts(getattr(variant_clients, name), ("tools-call", "2025-11-25", "http"))
+    assert seen, "no check was judged"
+    assert set(seen.values()) == {"PASS"}, seen

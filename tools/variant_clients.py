@@ -1,0 +1,258 @@
+"""Variants of the reference client that each do one thing the spec allows and the bundled
+clients do not (tools/variants.py runs them). A variant must get the reference client's
+verdicts: a difference is a fault of the harness (a check that reads more into the wire
+than the spec says, or a script that answers less than a server would), unless the
+variant's `ALLOWED` names it (a client that declares less is skipped where it declared
+nothing, and sent nothing to judge where it was asked nothing).
+
+Each variant is small on purpose, and reaches into the reference client's private parts:
+it is a probe of the harness, not an example of a client.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import anyio
+import httpx
+
+from harness.clients import ReferenceClient
+from harness.clients._contract import ConnectOptions, Target
+from harness.clients._ref_http import HttpTransport
+from harness.protocol import Notification
+
+ALLOWED: dict[str, frozenset[str]] = {}
+"""Variant name -> the statuses its items may take where the reference client's differ."""
+
+
+class StringIds(ReferenceClient):
+    """Request ids are strings ("r1", "r2", ...)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._ids = (f"r{n}" for n in itertools.count(1))  # type: ignore[assignment]
+
+
+class IdsFromZero(ReferenceClient):
+    """Request ids count from 0."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._ids = itertools.count(0)
+
+
+class IdsFrom2To40(ReferenceClient):
+    """Request ids count from 2**40 (beyond 32 bits)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._ids = itertools.count(2**40)
+
+
+class _AtConnect(ReferenceClient):
+    """Does `once_connected` as soon as it is connected."""
+
+    async def connect(self, target: Target, options: ConnectOptions) -> dict[str, Any]:
+        info = await super().connect(target, options)
+        await self.once_connected()
+        return info
+
+    async def once_connected(self) -> None:
+        raise NotImplementedError
+
+
+class PingsAtConnect(_AtConnect):
+    """Pings the server once connected (either party may ping), where ping exists."""
+
+    async def once_connected(self) -> None:
+        if not self._modern:
+            await self._request("ping")
+
+
+class SetsLevelAtConnect(_AtConnect):
+    """Asks for info-level logs once connected, when the server declares logging."""
+
+    async def once_connected(self) -> None:
+        if not self._modern and "logging" in (self._server_capabilities or {}):
+            await self._request("logging/setLevel", {"level": "info"})
+
+
+class ListsAtConnect(_AtConnect):
+    """Fetches every list the server declares, all pages, once connected (a cache)."""
+
+    async def once_connected(self) -> None:
+        declared = self._server_capabilities or {}
+        lists = [
+            ("tools", "tools/list", "tools"),
+            ("prompts", "prompts/list", "prompts"),
+            ("resources", "resources/list", "resources"),
+            ("resources", "resources/templates/list", "resourceTemplates"),
+        ]
+        for capability, method, key in lists:
+            if capability in declared:
+                await self._list_all(method, key)
+
+
+class RootsChangedAtConnect(_AtConnect):
+    """Says its roots changed once connected (having loaded its workspace), when it
+    declared roots.listChanged."""
+
+    async def once_connected(self) -> None:
+        roots = self._capabilities(self._revision).get("roots")
+        if isinstance(roots, dict) and roots.get("listChanged"):
+            await self._send(Notification("notifications/roots/list_changed").to_json())
+
+
+class KeepAlivePings(_AtConnect):
+    """Pings the server every 200 ms while connected, where ping exists."""
+
+    async def once_connected(self) -> None:
+        if self._modern:
+            return
+
+        async def pinger() -> None:
+            while True:
+                await anyio.sleep(0.2)
+                try:
+                    await self._request("ping", limit=1.0, cancellable=False)
+                except Exception:  # closed, or not answered: stop pinging
+                    return
+
+        self._tasks.start_soon(pinger)
+
+
+class ListsBeforeEachCall(ReferenceClient):
+    """Lists the tools before every call (as a client that refreshes output schemas)."""
+
+    async def call_tool(
+        self, name: str, arguments: Mapping[str, Any] | None = None, **kwargs: Any
+    ) -> dict[str, Any]:
+        with contextlib.suppress(Exception):  # a list that fails does not stop the call
+            await self._list_all("tools/list", "tools")
+        return await super().call_tool(name, arguments, **kwargs)
+
+
+class ProgressOnEveryCall(ReferenceClient):
+    """Asks for progress notifications on every call."""
+
+    async def call_tool(
+        self, name: str, arguments: Mapping[str, Any] | None = None, **kwargs: Any
+    ) -> dict[str, Any]:
+        return await super().call_tool(name, arguments, **{**kwargs, "progress": True})
+
+
+class OwnMetaKey(ReferenceClient):
+    """Every request carries a `_meta` key of its own (reverse-DNS prefixed)."""
+
+    async def _exchange(self, method: str, params: Mapping[str, Any], *args: Any) -> Any:
+        meta = {**params.get("_meta", {}), "com.example/trace": "t-1"}
+        return await super()._exchange(method, {**params, "_meta": meta}, *args)
+
+
+class EmptyParams(ReferenceClient):
+    """A request without parameters carries `"params": {}` (JSON-RPC allows either)."""
+
+    async def connect(self, target: Target, options: ConnectOptions) -> dict[str, Any]:
+        info = await super().connect(target, options)
+        transport = self._transport
+        assert transport is not None
+        send = transport.send
+
+        async def with_params(message: Mapping[str, Any], *args: Any) -> None:
+            if "method" in message and "id" in message and "params" not in message:
+                message = {**message, "params": {}}
+            await send(message, *args)
+
+        transport.send = with_params  # type: ignore[method-assign]
+        return info
+
+
+class ExperimentalCapability(ReferenceClient):
+    """Declares an experimental capability of its own."""
+
+    def _capabilities(self, revision: str) -> dict[str, Any]:
+        return {**super()._capabilities(revision), "experimental": {"com.example/x": {}}}
+
+
+class LateAnswers(ReferenceClient):
+    """Answers the server's requests 300 ms after they come (a user reviewing a sampling
+    request, say)."""
+
+    async def _reply(self, reply: Any) -> None:
+        await anyio.sleep(0.3)
+        await super()._reply(reply)
+
+
+class NoClientFeatures(ReferenceClient):
+    """Declares no capability and names no client feature to the harness (roots,
+    sampling, elicitation, tasks): skipped where those are needed, and not applicable
+    where a server request it no longer gets was the condition (an answer's shape)."""
+
+    @property
+    def supports(self) -> frozenset[str]:
+        return super().supports - {"sampling", "elicitation", "roots", "set_roots", "tasks"}
+
+    def _capabilities(self, revision: str) -> dict[str, Any]:
+        return {}
+
+
+ALLOWED["NoClientFeatures"] = frozenset({"SKIP", "N/A"})
+
+
+class _RefreshingTransport(HttpTransport):
+    _posts = 0
+
+    async def send(self, message: Mapping[str, Any], *args: Any) -> None:
+        self._posts += 1
+        auth = self.auth
+        if auth.access_token and auth._refresh_token is not None and self._posts % 2 == 0:
+            await auth._refresh()
+        await super().send(message, *args)
+
+
+class RefreshesEarly(ReferenceClient):
+    """Refreshes its access token before every other POST once it has a refresh token
+    (renewing ahead of expiry)."""
+
+    _http_transport = _RefreshingTransport
+
+
+class JavaStyleHttp(ReferenceClient):
+    """HTTP as some Java stacks send it: `Content-Type` with a charset, `Accept` with the
+    two types reversed and weighted, headers of its own, and pretty-printed JSON bodies
+    ending in a newline."""
+
+    def _default_http_client(self) -> httpx.AsyncClient:
+        async def restyle(request: httpx.Request) -> None:
+            accept = request.headers.get("accept", "")
+            if "application/json" in accept and "text/event-stream" in accept:
+                request.headers["Accept"] = "text/event-stream;q=0.9, application/json"
+            request.headers["User-Agent"] = "Java-http-client/17"
+            request.headers["X-Trace-Id"] = "t-1"
+            if request.method != "POST" or not request.headers.get("content-type", "").startswith(
+                "application/json"
+            ):
+                return
+            pretty = (json.dumps(json.loads(request.content), indent=2) + "\n").encode()
+            request.headers["Content-Type"] = "application/json; charset=utf-8"
+            request.headers["Content-Length"] = str(len(pretty))
+            request.stream = httpx.ByteStream(pretty)
+            request._content = pretty
+
+        client = super()._default_http_client()
+        client.event_hooks = {"request": [restyle], "response": []}
+        return client
+
+
+VARIANTS: Sequence[str] = sorted(
+    name
+    for name, value in list(globals().items())
+    if isinstance(value, type)
+    and issubclass(value, ReferenceClient)
+    and not name.startswith("_")
+    and value is not ReferenceClient
+)

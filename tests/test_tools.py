@@ -8,6 +8,8 @@ them change something on.
 
 from __future__ import annotations
 
+import functools
+import shlex
 import sys
 from pathlib import Path
 
@@ -15,6 +17,7 @@ import pytest
 from _mutation import verdicts
 
 from harness.clients import ReferenceClient
+from harness.clients._driver import DriverClient
 
 # The checkout's tools folder, last: the harness under test stays the installed one.
 sys.path.append(str(Path(__file__).resolve().parent.parent / "tools"))
@@ -44,8 +47,33 @@ def test_a_difference_is_a_fault_unless_the_variant_allows_it() -> None:
     assert variants.unexplained(reference, dict(reference), frozenset()) == []
 
 
+@functools.cache
+def _reference(run: tuple[str, str, str]) -> dict[str, str]:
+    return verdicts(ReferenceClient, run)
+
+
 @pytest.mark.parametrize("name", variant_clients.VARIANTS)
-def test_each_variant_passes_a_call_over_http(name: str) -> None:
-    seen = verdicts(getattr(variant_clients, name), ("tools-call", "2025-11-25", "http"))
+def test_each_variant_gets_the_reference_verdicts_on_a_call_over_http(name: str) -> None:
+    run = ("tools-call", "2025-11-25", "http")
+    seen = verdicts(getattr(variant_clients, name), run)
     assert seen, "no check was judged"
-    assert set(seen.values()) == {"PASS"}, seen
+    assert seen == _reference(run)
+
+
+@pytest.mark.parametrize(
+    "run",
+    [
+        ("features-subscribe", "2025-11-25", "stdio"),
+        ("http-listen-relisten", "2026-07-28", "http"),
+    ],
+    ids="-".join,
+)
+def test_the_late_events_driver_gets_the_reference_verdicts(run: tuple[str, str, str]) -> None:
+    # Its notification events come 300 ms after the client surfaced them; these scenarios
+    # judge what reached the application (a bounded, event-driven wait for each).
+    def driver() -> DriverClient:
+        return DriverClient(shlex.split(variants.DRIVERS["LateEvents"]))
+
+    seen = verdicts(driver, run)
+    assert "PASS" in seen.values(), seen
+    assert seen == _reference(run)

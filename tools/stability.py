@@ -98,7 +98,8 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
 def run_suite(
     index: int, folder: Path, client: str, workers: str, extra: Sequence[str], bound: float
 ) -> tuple[int, Path]:
-    """One run of the whole suite; its exit code and its JSON report."""
+    """One run of the whole suite; its exit code and its JSON report. `client` is a
+    factory (`module:attr`), or `driver:` and a driver command."""
     report = folder / f"run-{index}.json"
     log = folder / f"run-{index}.log"
     command = [
@@ -111,7 +112,11 @@ def run_suite(
         str(folder),
         "-p",
         "no:cacheprovider",
-        f"--mcp-client={client}",
+        (
+            f"--mcp-driver={client.removeprefix('driver:')}"
+            if client.startswith("driver:")
+            else f"--mcp-client={client}"
+        ),
         "-n",
         workers,
         "--dist",

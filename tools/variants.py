@@ -6,10 +6,12 @@
 
 Each variant (tools/variant_clients.py) does one thing the spec allows that the bundled
 clients do not: other request ids, a request of its own as it connects, answers that take
-their time, HTTP written another way. The suite is derived from the spec's words, so a
-variant must get what the reference client gets, item by item (status, kind and root
-cause); a difference is a fault of the harness, unless the variant allows it (a client
-that declares less is skipped where it declared nothing). One run of the reference client
+their time, HTTP written another way. One varies a driver instead (LateEvents: the Python
+example driver writing its notification events 300 ms late). The suite is derived from
+the spec's words, so a variant must get what the reference client gets, item by item
+(status, kind and root cause); a difference is a fault of the harness, unless the variant
+allows it (a client that declares less is skipped where it declared nothing, and has
+nothing judged where it was asked nothing). One run of the reference client
 first, then one run per variant, each as tools/stability.py runs the suite; exit status 1
 if any variant's verdicts differ, with the items and both verdicts.
 """
@@ -17,6 +19,7 @@ if any variant's verdicts differ, with the items and both verdicts.
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 import tempfile
 import time
@@ -28,9 +31,15 @@ from stability import REFERENCE_CLIENT, Verdicts, run_suite, verdicts
 # The checkout, last: an installed harness (the one the tests use) stays first.
 sys.path.append(str(Path(__file__).resolve().parent.parent))
 
-import variant_clients  # after the checkout's harness is on the path
+import variant_clients  # the checkout's harness is on the path now
 
 MODULE = "tools.variant_clients"
+# Variants of a driver rather than of the client: name -> the driver command.
+DRIVERS = {
+    "LateEvents": shlex.join(
+        [sys.executable, str(Path(__file__).resolve().parent / "late_events_driver.py")]
+    ),
+}
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -72,11 +81,13 @@ def _show(verdict: tuple[str, str, str | None] | None) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    known = list(variant_clients.VARIANTS)
+    known = [*variant_clients.VARIANTS, *DRIVERS]
     if args.list:
-        for name in known:
+        for name in variant_clients.VARIANTS:
             doc = (getattr(variant_clients, name).__doc__ or "").split("\n\n")[0]
             print(f"{name}: {' '.join(doc.split())}")
+        for name, command in DRIVERS.items():
+            print(f"{name}: the driver {command}")
         return 0
     unknown = [n for n in args.names if n not in known]
     if unknown:
@@ -88,7 +99,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     started = time.monotonic()
     runs: dict[str, Verdicts] = {}
     for index, (name, client) in enumerate(
-        [("reference", REFERENCE_CLIENT)] + [(n, f"{MODULE}:{n}") for n in names]
+        [("reference", REFERENCE_CLIENT)]
+        + [(n, f"driver:{DRIVERS[n]}" if n in DRIVERS else f"{MODULE}:{n}") for n in names]
     ):
         print(f"{name}: running...", flush=True)
         code, report = run_suite(index, folder, client, args.workers, [], args.run_timeout)

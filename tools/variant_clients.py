@@ -171,6 +171,29 @@ class EmptyParams(ReferenceClient):
         return info
 
 
+class CancelsWithoutReason(ReferenceClient):
+    """Its `notifications/cancelled` carries no `reason` (the member is optional)."""
+
+    async def _cancel(self, request_id: Any, reason: str) -> None:
+        if self._modern and isinstance(self._transport, HttpTransport):
+            await super()._cancel(request_id, reason)  # closing the stream: no message
+            return
+        cancelled = Notification("notifications/cancelled", {"requestId": request_id})
+        with contextlib.suppress(Exception):
+            await self._send(cancelled.to_json(), limit=1.0)
+
+
+class PingsBeforeInitialized(ReferenceClient):
+    """Between the initialize answer and `notifications/initialized`, pings the server
+    and takes 300 ms (pings are allowed before initialization is over)."""
+
+    async def _send(self, message: Mapping[str, Any], limit: float | None = None) -> None:
+        if message.get("method") == "notifications/initialized":
+            await self._request("ping")
+            await anyio.sleep(0.3)
+        await super()._send(message, limit)
+
+
 class ExperimentalCapability(ReferenceClient):
     """Declares an experimental capability of its own."""
 
@@ -184,6 +207,19 @@ class LateAnswers(ReferenceClient):
 
     async def _reply(self, reply: Any) -> None:
         await anyio.sleep(0.3)
+        await super()._reply(reply)
+
+
+class AnswersOutOfOrder(ReferenceClient):
+    """Answers every other server request 300 ms late, so that answers to requests that
+    came together go out in another order (a client that handles them concurrently)."""
+
+    _turn = 0
+
+    async def _reply(self, reply: Any) -> None:
+        self._turn += 1
+        if self._turn % 2:
+            await anyio.sleep(0.3)
         await super()._reply(reply)
 
 

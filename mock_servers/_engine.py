@@ -418,10 +418,12 @@ def _response_marked(step: Step) -> bool:
 
 # The lists a declared capability answers when no step scripts them: (the result's
 # member, the method whose steps name the entries, the parameter that names them).
-_LISTED = {
+# Resource templates: none, as the steps read resources by their URIs.
+_LISTED: dict[str, tuple[str, str | None, str | None]] = {
     "tools/list": ("tools", "tools/call", "name"),
     "prompts/list": ("prompts", "prompts/get", "name"),
     "resources/list": ("resources", "resources/read", "uri"),
+    "resources/templates/list": ("resourceTemplates", None, None),
 }
 
 
@@ -930,9 +932,6 @@ class Engine:
             return {"completion": {"values": [], "total": 0, "hasMore": False}}
         if method in _LISTED and not self._scripts(method):
             return self._listing(method)
-        if method == "resources/templates/list" and not self._scripts(method):
-            # The steps read resources by their URIs; none needs a template to be found.
-            return {"resourceTemplates": []}
         return None
 
     def _expects_for(self, method: str) -> list[Step]:
@@ -951,6 +950,8 @@ class Engine:
         (the tools called, the prompts got, the resources read), so that a client that
         lists before it calls, or checks a name against the list, finds them."""
         kind, use, member = _LISTED[method]
+        if use is None or member is None:
+            return {kind: []}
         names: list[str] = []
         for step in self._expects_for(use):
             if step.raw["expect"].get("method") == use:

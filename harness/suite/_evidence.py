@@ -42,8 +42,10 @@ __all__ = [
     "op_evidence",
     "operations_with",
     "overtaken",
+    "params_of",
     "requests_with",
     "response_to",
+    "result_of",
     "same_id",
     "surfaced",
     "tool_call",
@@ -203,14 +205,23 @@ def answered(run: ScenarioRun, request: Mapping[str, Any]) -> bool:
     return response_to(run, request) is not None
 
 
+def params_of(entry: Mapping[str, Any]) -> dict[str, Any]:
+    """The params of a transcript entry's message ({}: none, or not an object)."""
+    params = entry["message"].get("params")
+    return params if isinstance(params, dict) else {}
+
+
+def result_of(entry: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The result of a transcript entry's response ({}: no entry, no result, or not an
+    object)."""
+    result = entry["message"].get("result") if entry is not None else None
+    return result if isinstance(result, dict) else {}
+
+
 def requests_with(run: ScenarioRun, method: str, member: str, value: Any) -> list[dict[str, Any]]:
     """The client's requests of `method` whose params have `member` equal to `value`
     (a tool or prompt name, a URI)."""
-    return [
-        r
-        for r in run.requests(method)
-        if same_json((r["message"].get("params") or {}).get(member), value)
-    ]
+    return [r for r in run.requests(method) if same_json(params_of(r).get(member), value)]
 
 
 def tool_calls(run: ScenarioRun, tool: str) -> list[dict[str, Any]]:

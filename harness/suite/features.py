@@ -27,8 +27,10 @@ from harness.suite._evidence import (
     op_evidence,
     operations_with,
     overtaken,
+    params_of,
     requests_with,
     response_to,
+    result_of,
     same_id,
     tool_calls,
 )
@@ -857,19 +859,18 @@ def _paged_verdict(run: ScenarioRun, method: str, op: str, key: str) -> Verdict 
     if operation is None:
         return missing(run, f"a {op} operation")
     evidence = [*pages, *op_evidence(operation)]
+    sent = [params_of(p).get("cursor") for p in pages]
     asked: list[Any] = []  # the cursor of each page, first asking only
     every_item: list[Any] = []
-    for page in pages:
-        cursor = _cursor(page)
+    for page, cursor in zip(pages, sent, strict=True):
         if any(same_json(cursor, seen) for seen in asked):
             continue
         asked.append(cursor)
-        items = _result_of(run, page).get(key)
+        items = result_of(response_to(run, page)).get(key)
         every_item.extend(items if isinstance(items, list) else [])
-    first = next((p for p in pages if _cursor(p) is None), None)
-    cursor = _result_of(run, first).get("nextCursor") if first is not None else None
+    first = next((p for p, cursor in zip(pages, sent, strict=True) if cursor is None), None)
+    cursor = result_of(response_to(run, first)).get("nextCursor") if first is not None else None
     if cursor is None or not any(same_json(cursor, seen) for seen in asked):
-        sent = [_cursor(p) for p in pages]
         return fail(
             f"{method} did not send the cursor {cursor!r} back verbatim: {sent!r}", evidence
         )
@@ -877,19 +878,6 @@ def _paged_verdict(run: ScenarioRun, method: str, op: str, key: str) -> Verdict 
     if wrong is not None:
         return fail(f"{op} did not surface every page intact: {wrong}", evidence)
     return None
-
-
-def _result_of(run: ScenarioRun, request: Mapping[str, Any]) -> dict[str, Any]:
-    """The result the server answered a request with ({}: none, or not an object)."""
-    response = response_to(run, request)
-    result = response["message"].get("result") if response is not None else None
-    return result if isinstance(result, dict) else {}
-
-
-def _cursor(request: Mapping[str, Any]) -> Any:
-    """The cursor a list request carries (None: none, the first page)."""
-    params = request["message"].get("params")
-    return params.get("cursor") if isinstance(params, dict) else None
 
 
 def _surfaced_intact(

@@ -29,6 +29,7 @@ from harness.suite._evidence import (
     missing,
     op_evidence,
     response_to,
+    result_of,
     same_id,
 )
 from harness.suite.features import cancel_and_race
@@ -61,11 +62,6 @@ def _params(message: Mapping[str, Any]) -> dict[str, Any]:
 def _meta(message: Mapping[str, Any]) -> dict[str, Any]:
     meta = _params(message).get("_meta")
     return meta if isinstance(meta, dict) else {}
-
-
-def _result(entry: Mapping[str, Any]) -> dict[str, Any]:
-    result = entry["message"].get("result")
-    return result if isinstance(result, dict) else {}
 
 
 def _is_response(message: Any) -> bool:
@@ -543,7 +539,7 @@ def reissue_after_broken_stream(run: ScenarioRun) -> Verdict:
     if call is None or answer is None:
         return missing(run, "the answer to the re-issued request")
     if not call.ok or not same_json(
-        (call.value or {}).get("content"), _result(answer).get("content")
+        (call.value or {}).get("content"), result_of(answer).get("content")
     ):
         shown = "hung" if call.hung else call.error or call.value
         return fail(f"the re-issued call's answer was not surfaced: {shown}", [*evidence, answer])
@@ -675,7 +671,7 @@ def era_stays_modern(run: ScenarioRun) -> Verdict:
 
 
 def _input_required(run: ScenarioRun) -> list[dict[str, Any]]:
-    return _answers(run, "tools/call", lambda a: _result(a).get("resultType") == "input_required")
+    return _answers(run, "tools/call", lambda a: result_of(a).get("resultType") == "input_required")
 
 
 @check(
@@ -693,7 +689,7 @@ def mrtr_retry(run: ScenarioRun) -> Verdict:
     assert first is not None  # an answer is found from its request
     tool = _params(first["message"]).get("name")
     operation = first_operation(run, "call_tool", tool)
-    result = _result(answer)
+    result = result_of(answer)
     retries = _same_requests_after(run, first, answer)
     evidence = [first, answer, *retries[:1], *op_evidence(operation)]
     if not retries:
@@ -717,7 +713,7 @@ def mrtr_retry(run: ScenarioRun) -> Verdict:
     if operation is None or final is None:
         return missing(run, "the answer to the retry")
     if not operation.ok or not same_json(
-        (operation.value or {}).get("content"), _result(final).get("content")
+        (operation.value or {}).get("content"), result_of(final).get("content")
     ):
         shown = "it hung" if operation.hung else operation.error or operation.value
         return fail(f"the final result was not surfaced: {shown}", [*evidence, final])
@@ -730,7 +726,7 @@ def _unknown_result_types(run: ScenarioRun) -> list[dict[str, Any]]:
     return _answers(
         run,
         "tools/call",
-        lambda a: "resultType" in _result(a) and _result(a)["resultType"] not in _RESULT_TYPES,
+        lambda a: "resultType" in result_of(a) and result_of(a)["resultType"] not in _RESULT_TYPES,
     )
 
 
@@ -765,7 +761,7 @@ def unknown_result_type(run: ScenarioRun) -> Verdict:
 
 def _untyped_results(run: ScenarioRun) -> list[dict[str, Any]]:
     return _answers(
-        run, "tools/call", lambda a: "result" in a["message"] and "resultType" not in _result(a)
+        run, "tools/call", lambda a: "result" in a["message"] and "resultType" not in result_of(a)
     )
 
 
@@ -788,7 +784,7 @@ def absent_result_type_complete(run: ScenarioRun) -> Verdict:
         return fail(f"the client rejected a result without resultType: {operation.error}", evidence)
     if not operation.ok:
         return missing(run, "the client's reading of the result (it hung or crashed)")
-    if not same_json((operation.value or {}).get("content"), _result(answer).get("content")):
+    if not same_json((operation.value or {}).get("content"), result_of(answer).get("content")):
         return fail(f"the client surfaced {operation.value}, not the result", evidence)
     return passed("a result without resultType was surfaced as a complete result", evidence)
 
@@ -807,7 +803,7 @@ async def mrtr_then_odd(session: Session) -> None:
 
 def _cacheable_reads(run: ScenarioRun) -> list[dict[str, Any]]:
     def cacheable(answer: dict[str, Any]) -> bool:
-        ttl = _result(answer).get("ttlMs")
+        ttl = result_of(answer).get("ttlMs")
         return isinstance(ttl, int) and not isinstance(ttl, bool) and ttl > 0
 
     return _answers(run, "resources/read", cacheable)
@@ -851,7 +847,7 @@ def cache_keyed_by_params(run: ScenarioRun) -> Verdict:
             f"{other_uri} was never read from the server; the client surfaced {other.value}",
             evidence,
         )
-    if not same_json((other.value or {}).get("contents"), _result(asked[0]).get("contents")):
+    if not same_json((other.value or {}).get("contents"), result_of(asked[0]).get("contents")):
         return fail(f"reading {other_uri} surfaced {other.value}, not its own answer", evidence)
     return passed(f"the read of {other_uri} got its own answer, not the cached {uri}", evidence)
 
@@ -888,7 +884,7 @@ def _header_declarations(tool: Mapping[str, Any]) -> tuple[dict[str, str], bool]
 
 
 def _listed_tools(answer: Mapping[str, Any]) -> list[dict[str, Any]]:
-    tools = _result(answer).get("tools")
+    tools = result_of(answer).get("tools")
     return [t for t in tools if isinstance(t, dict)] if isinstance(tools, list) else []
 
 

@@ -22,6 +22,7 @@ from harness.suite._evidence import (
     hung_or_crashed,
     missing,
     op_evidence,
+    params_of,
     response_to,
     same_id,
     tool_call,
@@ -596,7 +597,7 @@ def task_augmentation(run: ScenarioRun) -> Verdict:
             return fail(f"{name} (taskSupport {why}) was called as a task", tasked[:1])
     required = tool_calls(run, "required")
     if required:
-        untasked = [e for e in required if not isinstance(_params(e).get("task"), dict)]
+        untasked = [e for e in required if not isinstance(params_of(e).get("task"), dict)]
         if untasked:
             return fail(
                 "required (taskSupport required) was called without task augmentation",
@@ -627,11 +628,6 @@ def task_augmentation(run: ScenarioRun) -> Verdict:
         f"required (taskSupport required) outside a task: {operation.error}",
         [plain[0], forbidden[0], operation.to_json()],
     )
-
-
-def _params(entry: Mapping[str, Any]) -> dict[str, Any]:
-    params = entry["message"].get("params")
-    return params if isinstance(params, dict) else {}
 
 
 @check(

@@ -26,6 +26,7 @@ from harness.suite._evidence import (
     missing,
     op_evidence,
     operations_with,
+    params_of,
     requests_with,
     response_to,
     same_id,
@@ -157,10 +158,7 @@ def set_level_sent(run: ScenarioRun) -> Verdict:
         )
     # Any of them: a client may set a level of its own once connected (info, say) before
     # its application asks for warning.
-    levels = [
-        params.get("level") if isinstance(params := m["message"].get("params"), dict) else None
-        for m in sent
-    ]
+    levels = [params_of(m).get("level") for m in sent]
     if not any(same_json(level, "warning") for level in levels):
         return fail(
             f"logging/setLevel asked for the level {' and '.join(map(repr, levels))}, "

@@ -10,12 +10,17 @@ locally; "deep" (HYPOTHESIS_PROFILE=deep, 1,000) is for after a change to a sche
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from _leaks import children, listening_sockets
 from hypothesis import HealthCheck, settings
+
+# tools/ (maintenance scripts, not in the wheel), last on the path: its variant clients
+# (tools/variant_clients.py) are the tests' too. The harness stays the installed one.
+sys.path.append(str(Path(__file__).resolve().parent.parent / "tools"))
 
 settings.register_profile(
     "ci",

@@ -17,6 +17,7 @@ from typing import Any
 import anyio
 import pytest
 from _mutation import Case, assert_mutant_fails_exactly, assert_reference_passes, verdicts
+from variant_clients import ListsAtConnect
 
 from harness.clients import ClientError, ReferenceClient
 from harness.clients._contract import ConnectOptions, Target
@@ -311,24 +312,6 @@ def test_reference_client_passes_the_same_runs(name: str) -> None:
     assert_reference_passes(CASES[name])
 
 
-class ListsItsCatalogueAtConnect(ReferenceClient):
-    """Fetches every list the server declares, all pages, as soon as it is connected (as
-    a client that caches the server's tools, resources and prompts does), and again
-    whenever its application asks: the server's lists must answer every time."""
-
-    async def connect(self, target: Target, options: ConnectOptions) -> dict[str, Any]:
-        info = await super().connect(target, options)
-        declared = self._server_capabilities or {}
-        if "tools" in declared:
-            await self._list_all("tools/list", "tools")
-        if "resources" in declared:
-            await self._list_all("resources/list", "resources")
-            await self._list_all("resources/templates/list", "resourceTemplates")
-        if "prompts" in declared:
-            await self._list_all("prompts/list", "prompts")
-        return info
-
-
 @pytest.mark.parametrize(
     "run",
     [
@@ -342,8 +325,9 @@ class ListsItsCatalogueAtConnect(ReferenceClient):
     ids="-".join,
 )
 def test_a_client_that_lists_at_connect_and_again_passes(run: tuple[str, str, str]) -> None:
-    # A real server answers a list every time; a page the script answered only once made
-    # the application's own list fail, and its check with it.
-    seen = verdicts(ListsItsCatalogueAtConnect, run)
+    # It fetches every list the server declares as it connects, then lists again when its
+    # application asks. A real server answers a list every time; a page the script
+    # answered only once made the application's own list fail, and its check with it.
+    seen = verdicts(ListsAtConnect, run)
     assert seen, "no check was judged"
     assert set(seen.values()) == {"PASS"}, seen

@@ -19,9 +19,10 @@ import anyio
 import httpx
 import pytest
 from _mutation import Case, assert_mutant_fails_exactly, outcomes, run_case, verdicts
+from variant_clients import RootsChangedAtConnect, SetsLevelAtConnect
 
 from harness.clients import ClientError, ReferenceClient
-from harness.clients._contract import ClientEvent, ConnectOptions, Target
+from harness.clients._contract import ClientEvent
 from harness.clients._driver import DriverClient
 from harness.clients._ref_http import HttpTransport
 from harness.protocol import ErrorResponse, Notification, Request, RequestId, Response
@@ -49,17 +50,6 @@ class SetsAnotherLevel(ReferenceClient):
 
     async def set_log_level(self, level: str) -> dict[str, Any]:
         return await super().set_log_level("error" if level != "error" else "debug")
-
-
-class SetsItsOwnLevelFirst(ReferenceClient):
-    """Asks for info-level logs as soon as it is connected, then for the level its
-    application asks: legal (the level is the client's to choose, any time)."""
-
-    async def connect(self, target: Target, options: ConnectOptions) -> dict[str, Any]:
-        info = await super().connect(target, options)
-        if "logging" in (self._server_capabilities or {}):
-            await self._request("logging/setLevel", {"level": "info"})
-        return info
 
 
 class SubscribesAnyway(ReferenceClient):
@@ -121,19 +111,6 @@ class SilentRootsChange(ReferenceClient):
     async def set_roots(self, roots: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         self._roots = tuple(dict(root) for root in roots)
         return {}
-
-
-ROOTS_CHANGED = "notifications/roots/list_changed"
-
-
-class SaysRootsChangedAtConnect(ReferenceClient):
-    """Sends notifications/roots/list_changed as soon as it is connected (as a client that
-    loads its workspace then says so), before any real change."""
-
-    async def connect(self, target: Target, options: ConnectOptions) -> dict[str, Any]:
-        info = await super().connect(target, options)
-        await self._send(Notification(ROOTS_CHANGED).to_json())
-        return info
 
 
 class PollsFromCache(ReferenceClient):
@@ -500,9 +477,13 @@ def test_the_python_example_driver_names_the_listen_of_each_notification(transpo
 
 @pytest.mark.parametrize("transport", ["stdio", "http"])
 def test_a_client_that_sets_its_own_level_first_passes(transport: str) -> None:
-    # Its first logging/setLevel is its own (info); the one it was asked for comes after.
-    seen = verdicts(SetsItsOwnLevelFirst, ("features-set-level", "2025-11-25", transport))
+    # Its first logging/setLevel is its own (info, as it connects); the one it was asked
+    # for comes after.
+    seen = verdicts(SetsLevelAtConnect, ("features-set-level", "2025-11-25", transport))
     assert seen == {"features.set-level-sent": "PASS"}
+
+
+ROOTS_CHANGED = "notifications/roots/list_changed"
 
 
 @pytest.mark.parametrize("transport", ["stdio", "http"])
@@ -510,7 +491,7 @@ def test_a_client_that_says_its_roots_changed_as_it_connects_passes(transport: s
     # The roots/list that first notification would trigger rightly gets the roots of before,
     # and whether it was answered before the harness changed them was a race: the script
     # awaits the notification of the change (once tools were listed), and asks after it.
-    run = run_case(SaysRootsChangedAtConnect, ("features-roots-changed", "2025-11-25", transport))
+    run = run_case(RootsChangedAtConnect, ("features-roots-changed", "2025-11-25", transport))
     assert outcomes(run) == {"features.roots-list-changed": "PASS"}
     messages = [e for e in run.entries if e["kind"] == "message"]
     changes = [

@@ -10,20 +10,14 @@ from __future__ import annotations
 
 import functools
 import shlex
-import sys
-from pathlib import Path
 
 import pytest
+import variant_clients  # tools/, on the path from conftest.py
+import variants
 from _mutation import verdicts
 
 from harness.clients import ReferenceClient
 from harness.clients._driver import DriverClient
-
-# The checkout's tools folder, last: the harness under test stays the installed one.
-sys.path.append(str(Path(__file__).resolve().parent.parent / "tools"))
-
-import variant_clients
-import variants
 
 
 def test_every_variant_is_a_reference_client_that_says_what_it_does() -> None:

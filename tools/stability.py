@@ -146,7 +146,7 @@ def verdicts(report: Path) -> Verdicts:
     return {str(r["id"]): (str(r["status"]), str(r["kind"]), r.get("root")) for r in results}
 
 
-def _show(verdict: tuple[str, str, str | None] | None) -> str:
+def show(verdict: tuple[str, str, str | None] | None) -> str:
     if verdict is None:
         return "absent"
     status, kind, root = verdict
@@ -156,7 +156,7 @@ def _show(verdict: tuple[str, str, str | None] | None) -> str:
 def differences(first: Verdicts, other: Verdicts) -> list[str]:
     """The items whose verdict differs from the first run's, with both verdicts."""
     return [
-        f"{item}: {_show(first.get(item))} -> {_show(other.get(item))}"
+        f"{item}: {show(first.get(item))} -> {show(other.get(item))}"
         for item in sorted(set(first) | set(other))
         if first.get(item) != other.get(item)
     ]
@@ -226,7 +226,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if unstable:
         print(f"UNSTABLE: {len(unstable)} items differ between runs:")
         for item in sorted(unstable):
-            seen = [_show(run.get(item)) for run in runs]
+            seen = [show(run.get(item)) for run in runs]
             print(f"  {item}: {_tally(seen)}")
     elif runs:
         print("stable: every run gave every item the same verdict")

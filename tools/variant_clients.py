@@ -6,7 +6,9 @@ variant's `ALLOWED` names it (a client that declares less is skipped where it de
 nothing, and sent nothing to judge where it was asked nothing).
 
 Each variant is small on purpose, and reaches into the reference client's private parts:
-it is a probe of the harness, not an example of a client.
+it is a probe of the harness, not an example of a client. The tests use the ones that
+found harness faults (tests/test_mutations.py, tests/test_mutations_utilities.py) and run
+every one through a scenario (tests/test_tools.py).
 """
 
 from __future__ import annotations

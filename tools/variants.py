@@ -26,7 +26,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from stability import REFERENCE_CLIENT, Verdicts, run_suite, verdicts
+from stability import REFERENCE_CLIENT, Verdicts, run_suite, show, verdicts
 
 # The checkout, last: an installed harness (the one the tests use) stays first.
 sys.path.append(str(Path(__file__).resolve().parent.parent))
@@ -68,15 +68,8 @@ def unexplained(reference: Verdicts, variant: Verdicts, allowed: frozenset[str])
     for item in sorted(set(reference) | set(variant)):
         mine, theirs = variant.get(item), reference.get(item)
         if mine != theirs and (mine is None or mine[0] not in allowed):
-            lines.append(f"{item}: {_show(theirs)} (reference) -> {_show(mine)}")
+            lines.append(f"{item}: {show(theirs)} (reference) -> {show(mine)}")
     return lines
-
-
-def _show(verdict: tuple[str, str, str | None] | None) -> str:
-    if verdict is None:
-        return "absent"
-    status, kind, root = verdict
-    return f"{status}/{kind}" + (f" ({root})" if root else "")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -16,7 +16,9 @@ p50/p99 latency, each beside the bare app's, and the server's CPU time per reque
 stdio: round trips per second of `tools/list` through the stdio mock, beside a bare pipe
 echo (a Python process answering each line with a fixed line, no parsing) and a bare
 stdio server (one that does what the bare Starlette app does: parse the line, answer the
-same JSON with its id), each with its process's CPU time per round trip. The mock runs as
+same JSON with its id), the same bare server on an asyncio loop (the floor for any
+asyncio server, the mock included: it reads as the mock does, in a reader callback), each
+with its process's CPU time per round trip. The mock runs as
 a client spawns it by hand (no transcript) and as the suite does (its transcript written
 to a file, an entry a line, flushed as it happens). Every run starts after a few hundred
 untimed round trips, and a server's ratio to the echo is the median of its per-round
@@ -126,6 +128,36 @@ def serve(kind: str) -> None:
             answer = {"jsonrpc": "2.0", "id": message.get("id"), "result": result}
             sys.stdout.buffer.write(json.dumps(answer).encode() + b"\n")
             sys.stdout.buffer.flush()
+    elif kind == "loop":  # the same on an asyncio loop, as the mock reads: the floor for it
+        asyncio.run(_serve_json_on_loop(_tools_result()))
+
+
+async def _serve_json_on_loop(result: dict[str, Any]) -> None:
+    """Parse each line and answer it from a reader callback: the least an asyncio stdio
+    server does per message (the mock answers a plain request this way too)."""
+    loop = asyncio.get_running_loop()
+    finished = loop.create_future()
+    os.set_blocking(0, False)
+    pending = bytearray()
+
+    def readable() -> None:
+        try:
+            data = os.read(0, 65536)
+        except BlockingIOError:
+            return
+        if not data:
+            loop.remove_reader(0)
+            finished.set_result(None)
+            return
+        pending.extend(data)
+        while (end := pending.find(b"\n")) >= 0:
+            message = json.loads(pending[:end])
+            del pending[: end + 1]
+            answer = {"jsonrpc": "2.0", "id": message.get("id"), "result": result}
+            os.write(1, json.dumps(answer).encode() + b"\n")
+
+    loop.add_reader(0, readable)
+    await finished
 
 
 def _sdk_available() -> bool:
@@ -459,6 +491,7 @@ def stdio_rows(seconds: float, rounds: int) -> None:
         kinds = [
             ("bare pipe echo", [sys.executable, __file__, "--serve", "echo"], False),
             ("bare stdio server", [sys.executable, __file__, "--serve", "json"], False),
+            ("  on asyncio", [sys.executable, __file__, "--serve", "loop"], False),
             ("stdio mock", stdio_command(SCRIPT, revision=REVISION), True),
             (
                 "  with a transcript",

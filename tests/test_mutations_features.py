@@ -13,7 +13,8 @@ from typing import Any
 
 import anyio
 import pytest
-from _mutation import Case, assert_mutant_fails_exactly, verdicts
+from _mutation import Case, assert_mutant_fails_exactly, outcomes, run_case, verdicts
+from variant_clients import RefetchesOnChange
 
 from harness._run import execute
 from harness.clients import ClientError, ReferenceClient
@@ -959,3 +960,16 @@ def test_reference_client_passes_the_same_runs(name: str) -> None:
     seen = verdicts(ReferenceClient, CASES[name].run)
     others = {c: v for c, v in seen.items() if not (c in NOT_PROVOKED and v == "N/A")}
     assert set(others.values()) <= {"PASS"}, others
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_a_client_that_reads_again_what_was_updated_gets_the_contents(transport: str) -> None:
+    # A server that says a resource was updated serves it when asked: the script answered
+    # only the subscription, so a client reading the notes again got an error from the mock.
+    run = run_case(RefetchesOnChange, ("features-subscribe", "2025-11-25", transport))
+    assert outcomes(run) == {"features.resource-updates-surfaced": "PASS"}
+    assert not [e for e in run.entries if e["kind"] == "unmatched"]
+    messages = [e["message"] for e in run.entries if e["kind"] == "message"]
+    (read,) = [m for m in messages if m.get("method") == "resources/read"]
+    (answer,) = [m for m in messages if "id" in m and m["id"] == read["id"] and "method" not in m]
+    assert answer["result"]["contents"][0]["text"].startswith("# Notes")

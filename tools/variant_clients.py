@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 import anyio
@@ -136,6 +136,34 @@ class ListsBeforeEachCall(ReferenceClient):
         with contextlib.suppress(Exception):  # a list that fails does not stop the call
             await self._list_all("tools/list", "tools")
         return await super().call_tool(name, arguments, **kwargs)
+
+
+class RefetchesOnChange(ReferenceClient):
+    """Keeps a cache: fetches a list again (all pages) when the server says it changed,
+    and reads a resource again when the server says it was updated, on its own."""
+
+    def _dispatch(self, message: Any) -> None:
+        super()._dispatch(message)
+        if not isinstance(message, Notification):
+            return
+        params = message.params if isinstance(message.params, dict) else {}
+        declared = self._server_capabilities or {}
+        if message.method == "notifications/prompts/list_changed" and "prompts" in declared:
+            self._in_background(lambda: self._list_all("prompts/list", "prompts"))
+        elif message.method == "notifications/resources/list_changed" and "resources" in declared:
+            self._in_background(lambda: self._list_all("resources/list", "resources"))
+        elif message.method == "notifications/resources/updated" and isinstance(
+            params.get("uri"), str
+        ):
+            uri = params["uri"]
+            self._in_background(lambda: self.read_resource(uri))
+
+    def _in_background(self, work: Callable[[], Awaitable[Any]]) -> None:
+        async def quietly() -> None:
+            with contextlib.suppress(Exception):  # a refresh that fails changes nothing
+                await work()
+
+        self._tasks.start_soon(quietly)
 
 
 class ProgressOnEveryCall(ReferenceClient):

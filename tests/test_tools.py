@@ -71,3 +71,24 @@ def test_the_late_events_driver_gets_the_reference_verdicts(run: tuple[str, str,
     seen = verdicts(driver, run)
     assert "PASS" in seen.values(), seen
     assert seen == _reference(run)
+
+
+class _ReadsElsewhereOnUpdate(variant_clients.RefetchesOnChange):
+    """Reads a resource the server never named when told of an update: no step answers it."""
+
+    async def read_resource(self, uri: str) -> dict[str, object]:
+        return await super().read_resource("file:///elsewhere.md")
+
+
+def test_gaps_name_a_request_only_the_variant_left_unmatched(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    run = ("features-subscribe", "2025-11-25", "stdio")
+    assert (
+        variants.find_gaps({"RefetchesOnChange": variant_clients.RefetchesOnChange}, 1, [run]) == 0
+    )
+    assert "no request left unmatched" in capsys.readouterr().out
+    assert variants.find_gaps({"Elsewhere": _ReadsElsewhereOnUpdate}, 1, [run]) == 1
+    out = capsys.readouterr().out
+    assert "features-subscribe-2025-11-25-stdio: Elsewhere: unmatched resources/read" in out
+    assert "1 left a request unmatched" in out

@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import json
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 import anyio
@@ -311,6 +311,33 @@ class JavaStyleHttp(ReferenceClient):
 
         client = super()._default_http_client()
         client.event_hooks = {"request": [restyle], "response": []}
+        return client
+
+
+class _Pieces(httpx.AsyncByteStream):
+    """A body sent in 16-byte pieces, its length not said beforehand."""
+
+    def __init__(self, body: bytes) -> None:
+        self.body = body
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        for start in range(0, len(self.body), 16):
+            yield self.body[start : start + 16]
+
+
+class ChunkedBodies(ReferenceClient):
+    """Sends every POST body chunked (`Transfer-Encoding: chunked`, no `Content-Length`),
+    as an HTTP stack that streams its request bodies does."""
+
+    def _default_http_client(self) -> httpx.AsyncClient:
+        async def chunk(request: httpx.Request) -> None:
+            if request.method == "POST" and request.content:
+                request.stream = _Pieces(request.content)
+                del request.headers["Content-Length"]
+                request.headers["Transfer-Encoding"] = "chunked"
+
+        client = super()._default_http_client()
+        client.event_hooks = {"request": [chunk], "response": []}
         return client
 
 

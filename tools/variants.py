@@ -3,6 +3,7 @@
     python tools/variants.py                       # every variant
     python tools/variants.py StringIds LateAnswers # some of them
     python tools/variants.py --list                # what each variant does
+    python tools/variants.py --gaps                # requests the mocks left unanswered
 
 Each variant (tools/variant_clients.py) does one thing the spec allows that the bundled
 clients do not: other request ids, a request of its own as it connects, answers that take
@@ -14,6 +15,12 @@ allows it (a client that declares less is skipped where it declared nothing, and
 nothing judged where it was asked nothing). One run of the reference client
 first, then one run per variant, each as tools/stability.py runs the suite; exit status 1
 if any variant's verdicts differ, with the items and both verdicts.
+
+Verdicts alone miss a script that refuses a legal request without changing a verdict (R9
+in docs/findings.md: a resource read again after an update got an error from the mock).
+`--gaps` looks for those instead: every run of every scenario, in this process, for the
+reference client and each variant, and the client messages the mock recorded as
+`unmatched` (no step took them) for a variant but not for the reference client.
 """
 
 from __future__ import annotations
@@ -23,8 +30,10 @@ import shlex
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 from stability import REFERENCE_CLIENT, Verdicts, run_suite, show, verdicts
 
@@ -32,6 +41,11 @@ from stability import REFERENCE_CLIENT, Verdicts, run_suite, show, verdicts
 sys.path.append(str(Path(__file__).resolve().parent.parent))
 
 import variant_clients  # the checkout's harness is on the path now
+
+from harness._run import execute
+from harness.clients import ReferenceClient
+from harness.clients._driver import DriverClient
+from harness.suite import SCENARIOS, scenario
 
 MODULE = "tools.variant_clients"
 # Variants of a driver rather than of the client: name -> the driver command.
@@ -49,6 +63,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("names", nargs="*", metavar="VARIANT", help="default: every variant")
     parser.add_argument("--list", action="store_true", help="list the variants and exit")
+    parser.add_argument(
+        "--gaps",
+        action="store_true",
+        help="instead of verdicts: requests the mocks left unmatched for a variant only",
+    )
     parser.add_argument(
         "--workers", default="2", metavar="N", help="pytest-xdist workers per run (default 2)"
     )
@@ -72,6 +91,61 @@ def unexplained(reference: Verdicts, variant: Verdicts, allowed: frozenset[str])
     return lines
 
 
+# The in-process runs' bound on one client operation: as the mutation tests' (tests/_mutation.py).
+GAP_OP_TIMEOUT = 2.5
+
+Run = tuple[str, str, str]  # scenario id, revision, transport
+
+
+def unanswered(factory: Callable[[], Any], run: Run) -> set[str]:
+    """What the mock left unmatched in one run: the method of each client message that no
+    step took ("an answer" for a response)."""
+    scenario_id, revision, transport = run
+    result = execute(scenario(scenario_id), revision, transport, factory, op_timeout=GAP_OP_TIMEOUT)
+    return {
+        str(e["message"].get("method", "an answer"))
+        for e in result.entries
+        if e["kind"] == "unmatched" and isinstance(e.get("message"), dict)
+    }
+
+
+def factory_of(name: str) -> Callable[[], Any]:
+    if name in DRIVERS:
+        command = shlex.split(DRIVERS[name])
+        return lambda: DriverClient(command)
+    return getattr(variant_clients, name)  # type: ignore[no-any-return]
+
+
+def find_gaps(
+    factories: Mapping[str, Callable[[], Any]], workers: int, runs: Sequence[Run] | None = None
+) -> int:
+    """Print the runs where a variant left a request unmatched that the reference client
+    did not (default: every run of every scenario); 1 if any did."""
+    if runs is None:
+        runs = [(s.id, rev, transport) for s in SCENARIOS for rev, transport in s.matrix()]
+
+    def one(run: Run) -> dict[str, list[str]]:
+        reference = unanswered(ReferenceClient, run)
+        found = {name: sorted(unanswered(f, run) - reference) for name, f in factories.items()}
+        return {name: methods for name, methods in found.items() if methods}
+
+    started = time.monotonic()
+    gaps = 0
+    with ThreadPoolExecutor(workers) as pool:
+        for done, (run, found) in enumerate(zip(runs, pool.map(one, runs), strict=True), 1):
+            for name, methods in found.items():
+                gaps += 1
+                print(f"{'-'.join(run)}: {name}: unmatched {', '.join(methods)}", flush=True)
+            if done % 50 == 0:
+                print(f"  {done} of {len(runs)} runs", flush=True)
+    minutes = (time.monotonic() - started) / 60
+    print(
+        f"{len(factories)} variants in {len(runs)} runs ({minutes:.1f} min): "
+        + (f"{gaps} left a request unmatched" if gaps else "no request left unmatched")
+    )
+    return 1 if gaps else 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     known = [*variant_clients.VARIANTS, *DRIVERS]
@@ -87,6 +161,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"unknown variants: {', '.join(unknown)}; known: {', '.join(known)}", file=sys.stderr)
         return 2
     names = args.names or known
+    if args.gaps:
+        return find_gaps({name: factory_of(name) for name in names}, int(args.workers))
     folder = Path(tempfile.mkdtemp(prefix="mcp-testbench-variants-"))
     (folder / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
     started = time.monotonic()

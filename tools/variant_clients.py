@@ -55,6 +55,28 @@ class IdsFrom2To40(ReferenceClient):
         self._ids = itertools.count(2**40)
 
 
+class NegativeIds(ReferenceClient):
+    """Request ids count down from -1 (an id is any integer or string)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._ids = itertools.count(-1, -1)
+
+
+class RichClientInfo(ReferenceClient):
+    """Its `clientInfo` carries the optional members too: a title, a description, a
+    website and an icon (where the revision has them: unknown members are allowed)."""
+
+    def _client_info(self) -> dict[str, Any]:
+        return {
+            **super()._client_info(),
+            "title": "Reference client (variant)",
+            "description": "A variant with every optional member of its implementation info",
+            "websiteUrl": "https://example.com/client",
+            "icons": [{"src": "https://example.com/icon.png", "mimeType": "image/png"}],
+        }
+
+
 class _AtConnect(ReferenceClient):
     """Does `once_connected` as soon as it is connected."""
 
@@ -87,6 +109,11 @@ class ListsAtConnect(_AtConnect):
     """Fetches every list the server declares, all pages, once connected (a cache)."""
 
     async def once_connected(self) -> None:
+        for method, key in self.declared_lists():
+            await self._list_all(method, key)
+
+    def declared_lists(self) -> list[tuple[str, str]]:
+        """(method, result key) of each list of a capability the server declared."""
         declared = self._server_capabilities or {}
         lists = [
             ("tools", "tools/list", "tools"),
@@ -94,9 +121,17 @@ class ListsAtConnect(_AtConnect):
             ("resources", "resources/list", "resources"),
             ("resources", "resources/templates/list", "resourceTemplates"),
         ]
-        for capability, method, key in lists:
-            if capability in declared:
-                await self._list_all(method, key)
+        return [(method, key) for capability, method, key in lists if capability in declared]
+
+
+class ListsAllAtOnceAtConnect(ListsAtConnect):
+    """Fetches every list the server declares once connected, all of them at once (several
+    requests in flight, as a client that starts them together and awaits them all)."""
+
+    async def once_connected(self) -> None:
+        async with anyio.create_task_group() as together:
+            for method, key in self.declared_lists():
+                together.start_soon(self._list_all, method, key)
 
 
 class RootsChangedAtConnect(_AtConnect):

@@ -51,7 +51,10 @@ def test_each_variant_gets_the_reference_verdicts_on_a_call_over_http(name: str)
     run = ("tools-call", "2025-11-25", "http")
     seen = verdicts(getattr(variant_clients, name), run)
     assert seen, "no check was judged"
-    assert seen == _reference(run)
+    allowed = variant_clients.ALLOWED.get(name, frozenset())
+    reference = _reference(run)
+    assert seen.keys() == reference.keys()
+    assert {c: v for c, v in seen.items() if v != reference[c] and v not in allowed} == {}
 
 
 @pytest.mark.parametrize(

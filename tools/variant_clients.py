@@ -322,6 +322,22 @@ class RefreshesEarly(ReferenceClient):
     _http_transport = _RefreshingTransport
 
 
+class _NoGetTransport(HttpTransport):
+    def listen(self) -> None:
+        pass
+
+
+class NoGetStream(ReferenceClient):
+    """Never opens the optional GET stream over Streamable HTTP: the server's own messages
+    reach it only on the streams of its POSTs. Where the server had nothing to say on
+    those, what it would have said is never seen: not applicable, never a failure."""
+
+    _http_transport = _NoGetTransport
+
+
+ALLOWED["NoGetStream"] = frozenset({"N/A"})
+
+
 class JavaStyleHttp(ReferenceClient):
     """HTTP as some Java stacks send it: `Content-Type` with a charset, `Accept` with the
     two types reversed and weighted, headers of its own, and pretty-printed JSON bodies

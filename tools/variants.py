@@ -180,11 +180,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     reference = runs.pop("reference")
     faults = 0
     for name, found in runs.items():
-        lines = unexplained(reference, found, variant_clients.ALLOWED.get(name, frozenset()))
+        allowed = variant_clients.ALLOWED.get(name, frozenset())
+        lines = unexplained(reference, found, allowed)
+        excused = len(unexplained(reference, found, frozenset())) - len(lines)
         faults += bool(lines)
         print(
             f"{name}: {len(found)} items, "
             + (f"{len(lines)} differ:" if lines else "as the reference")
+            + (f" ({excused} {'/'.join(sorted(allowed))} where it allows)" if excused else "")
         )
         for line in lines:
             print(f"  {line}")

@@ -322,6 +322,19 @@ class RefreshesEarly(ReferenceClient):
     _http_transport = _RefreshingTransport
 
 
+class ConnectionClose(ReferenceClient):
+    """Asks for `Connection: close` on every HTTP request: a new TCP connection each time,
+    as a client with no connection pool makes."""
+
+    def _default_http_client(self) -> httpx.AsyncClient:
+        async def close_after(request: httpx.Request) -> None:
+            request.headers["Connection"] = "close"
+
+        client = super()._default_http_client()
+        client.event_hooks = {"request": [close_after], "response": []}
+        return client
+
+
 class _NoGetTransport(HttpTransport):
     def listen(self) -> None:
         pass

@@ -16,9 +16,18 @@ from typing import Any
 
 import anyio
 import pytest
-from _mutation import Case, assert_mutant_fails_exactly, assert_reference_passes, verdicts
-from variant_clients import ListsAtConnect
+from _mutation import (
+    Case,
+    assert_mutant_fails_exactly,
+    assert_reference_passes,
+    outcome,
+    run_case,
+    verdicts,
+)
+from variant_clients import IdsPerSession, ListsAtConnect
 
+from harness._catalogue import CATALOGUE
+from harness._judging import judge
 from harness.clients import ClientError, ReferenceClient
 from harness.clients._contract import ConnectOptions, Target
 from harness.clients._ref_http import HttpTransport
@@ -331,3 +340,18 @@ def test_a_client_that_lists_at_connect_and_again_passes(run: tuple[str, str, st
     seen = verdicts(ListsAtConnect, run)
     assert seen, "no check was judged"
     assert set(seen.values()) == {"PASS"}, seen
+
+
+@pytest.mark.parametrize(
+    "run",
+    [("http-session-expiry", revision, "http") for revision in ("2025-03-26", "2025-11-25")],
+    ids="-".join,
+)
+def test_ids_counted_afresh_in_a_new_session_are_not_reused(run: tuple[str, str, str]) -> None:
+    # RPC-2 binds ids within a session: the check compares the ids of one session (from
+    # an initialize on), and an id of the session before is not a reuse. The check is
+    # judged on tools-call (one session); this run has two, the second after a 404.
+    result = run_case(IdsPerSession, run)
+    ids = [e["message"]["id"] for e in result.requests()]
+    assert len(ids) > len(set(ids)), f"no id came again: {ids}"
+    assert outcome(judge(CATALOGUE["jsonrpc.request-ids-unique"], result)) == "PASS"

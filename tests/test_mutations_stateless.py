@@ -20,8 +20,11 @@ from _mutation import (
     all_blocked_by,
     assert_mutant_fails_exactly,
     assert_reference_passes,
+    outcomes,
+    run_case,
     verdicts,
 )
+from variant_clients import IdsPerSession
 
 from harness.clients import ClientError, ReferenceClient
 from harness.clients._contract import ConnectOptions, Target
@@ -423,3 +426,13 @@ def test_a_hang_is_not_a_report_of_an_unknown_result_type() -> None:
     seen = verdicts(HangsOnUnknownResultType, ("stateless-mrtr", "2026-07-28", "stdio"))
     assert seen["stateless.unknown-result-type"] == "BLOCKED:client.call_tool"
     assert seen["stateless.mrtr-retry"] == "PASS"
+
+
+def test_a_probe_id_used_again_by_initialize_is_still_a_refused_probe() -> None:
+    # The probe (id 1) is refused with an empty 400, no JSON-RPC answer; the client's
+    # initialize begins a session and counts from 1 again, as it may. The answer to that
+    # initialize was taken for the probe's, and the refusal never seen (N/A).
+    run = run_case(IdsPerSession, ("http-era-empty-400", "2025-11-25", "http"))
+    probe, initialize = run.requests("server/discover")[0], run.requests("initialize")[0]
+    assert probe["message"]["id"] == initialize["message"]["id"]
+    assert outcomes(run)["stateless.era-fallback"] == "PASS"

@@ -55,6 +55,15 @@ class IdsFrom2To40(ReferenceClient):
         self._ids = itertools.count(2**40)
 
 
+class IdsPerSession(ReferenceClient):
+    """Counts its request ids from 1 again in every session it begins (after a 404, with a
+    restarted server): RPC-2 binds ids within a session."""
+
+    async def _initialize(self, revision: str) -> None:
+        self._ids = itertools.count(1)
+        await super()._initialize(revision)
+
+
 class NegativeIds(ReferenceClient):
     """Request ids count down from -1 (an id is any integer or string)."""
 

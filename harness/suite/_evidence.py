@@ -118,17 +118,23 @@ def same_id(a: Any, b: Any) -> bool:
 
 
 def response_to(run: ScenarioRun, request: Mapping[str, Any]) -> dict[str, Any] | None:
-    """The server's response entry for a client request entry (same id, later in time)."""
+    """The server's response entry for a client request entry: the first with its id after
+    it, unless the client sent another request with that id first (an id may come again
+    once its request is over, in a new session for one: it is that request's id then)."""
     request_id = request["message"].get("id")
     for entry in run.entries:
         if (
-            entry["seq"] > request["seq"]
-            and entry["kind"] == "message"
-            and entry["direction"] == "server"
-            and "method" not in entry["message"]
-            and same_id(entry["message"].get("id"), request_id)
+            entry["seq"] <= request["seq"]
+            or entry["kind"] != "message"
+            or "id" not in entry["message"]
+            or not same_id(entry["message"]["id"], request_id)
         ):
+            continue
+        is_request = "method" in entry["message"]
+        if entry["direction"] == "server" and not is_request:
             return entry
+        if entry["direction"] == "client" and is_request:
+            return None
     return None
 
 

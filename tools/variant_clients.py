@@ -25,6 +25,7 @@ import httpx
 from harness.clients import ReferenceClient
 from harness.clients._contract import ConnectOptions, Target
 from harness.clients._ref_http import HttpTransport
+from harness.clients._ref_stdio import StdioTransport
 from harness.protocol import Notification
 
 ALLOWED: dict[str, frozenset[str]] = {}
@@ -37,6 +38,14 @@ class StringIds(ReferenceClient):
     def __init__(self) -> None:
         super().__init__()
         self._ids = (f"r{n}" for n in itertools.count(1))  # type: ignore[assignment]
+
+
+class DigitStringIds(ReferenceClient):
+    """Request ids are strings of digits ("1", "2", ...): another id than the number."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._ids = (str(n) for n in itertools.count(1))  # type: ignore[assignment]
 
 
 class IdsFromZero(ReferenceClient):
@@ -342,6 +351,57 @@ class ConnectionClose(ReferenceClient):
         client = super()._default_http_client()
         client.event_hooks = {"request": [close_after], "response": []}
         return client
+
+
+def _reversed_members(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: _reversed_members(value[key]) for key in reversed(list(value))}
+    if isinstance(value, list):
+        return [_reversed_members(item) for item in value]
+    return value
+
+
+class _Respelled:
+    """The server's stdin, each line (one message) spelled out before it is written: one
+    line still, since json.dumps without an indent writes no newline."""
+
+    def __init__(self, stdin: Any) -> None:
+        self._stdin = stdin
+
+    async def send(self, line: bytes) -> None:
+        spelled = _reversed_members(json.loads(line))
+        text = json.dumps(spelled, ensure_ascii=True, separators=(", ", ": "))
+        await self._stdin.send(text.encode("ascii") + b"\n")
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stdin, name)
+
+
+class _WithRespelledStdin:
+    """The server process, its stdin respelling what the client writes."""
+
+    def __init__(self, process: Any) -> None:
+        self._process = process
+        self.stdin = _Respelled(process.stdin)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._process, name)
+
+
+class _SpelledOutStdio(StdioTransport):
+    @classmethod
+    async def open(cls, *args: Any) -> StdioTransport:
+        transport = await super().open(*args)
+        transport._process = _WithRespelledStdin(transport._process)  # type: ignore[assignment]
+        return transport
+
+
+class SpelledOutStdio(ReferenceClient):
+    """Over stdio, writes its JSON another legal way: members in reverse order (`id` and
+    `params` before `jsonrpc`), a space after each comma and colon, and every non-ASCII
+    character as a \\u escape."""
+
+    _stdio_transport = _SpelledOutStdio
 
 
 class _NoGetTransport(HttpTransport):

@@ -64,6 +64,37 @@ class IdsFrom2To40(ReferenceClient):
         self._ids = itertools.count(2**40)
 
 
+class _FreeIds:
+    """Ids 1 to 4 in turn, passing over any a request in flight (or an open listen) has."""
+
+    def __init__(self, client: ReferenceClient) -> None:
+        self._client = client
+        self._turn = itertools.cycle(range(1, 5))
+        self._beyond = itertools.count(5)
+
+    def __iter__(self) -> _FreeIds:
+        return self
+
+    def __next__(self) -> int:
+        busy = {*self._client._pending, *self._client._subscriptions}
+        for _ in range(4):
+            candidate = next(self._turn)
+            if candidate not in busy:
+                return candidate
+        return next(self._beyond)  # all four busy: a fresh one
+
+
+class ReusesIdsWhenDone(ReferenceClient):
+    """At 2026-07-28, uses ids 1 to 4 again and again: ids need only differ among the
+    requests in flight then (a retry still gets another id than the request it retries:
+    the next in turn)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        counting, free = itertools.count(1), _FreeIds(self)
+        self._ids = (next(free) if self._modern else next(counting) for _ in itertools.count())
+
+
 class IdsPerSession(ReferenceClient):
     """Counts its request ids from 1 again in every session it begins (after a 404, with a
     restarted server): RPC-2 binds ids within a session."""

@@ -392,39 +392,58 @@ def _reversed_members(value: Any) -> Any:
     return value
 
 
-class _Respelled:
-    """The server's stdin, each line (one message) spelled out before it is written: one
-    line still, since json.dumps without an indent writes no newline."""
+class _Stdin:
+    """The server's stdin as the client's transport writes it, a line (one message) per
+    send; a subclass writes each line its own way."""
 
     def __init__(self, stdin: Any) -> None:
         self._stdin = stdin
 
     async def send(self, line: bytes) -> None:
-        spelled = _reversed_members(json.loads(line))
-        text = json.dumps(spelled, ensure_ascii=True, separators=(", ", ": "))
-        await self._stdin.send(text.encode("ascii") + b"\n")
+        await self._stdin.send(line)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._stdin, name)
 
 
-class _WithRespelledStdin:
-    """The server process, its stdin respelling what the client writes."""
+class _Respelled(_Stdin):
+    async def send(self, line: bytes) -> None:
+        # One line still: json.dumps without an indent writes no newline.
+        spelled = _reversed_members(json.loads(line))
+        text = json.dumps(spelled, ensure_ascii=True, separators=(", ", ": "))
+        await self._stdin.send(text.encode("ascii") + b"\n")
 
-    def __init__(self, process: Any) -> None:
+
+class _InTwoWrites(_Stdin):
+    async def send(self, line: bytes) -> None:
+        half = len(line) // 2
+        await self._stdin.send(line[:half])
+        await anyio.sleep(0.05)
+        await self._stdin.send(line[half:])
+
+
+class _WithStdin:
+    """The server process, its stdin wrapped."""
+
+    def __init__(self, process: Any, stdin: type[_Stdin]) -> None:
         self._process = process
-        self.stdin = _Respelled(process.stdin)
+        self.stdin = stdin(process.stdin)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._process, name)
 
 
-class _SpelledOutStdio(StdioTransport):
-    @classmethod
-    async def open(cls, *args: Any) -> StdioTransport:
-        transport = await super().open(*args)
-        transport._process = _WithRespelledStdin(transport._process)  # type: ignore[assignment]
-        return transport
+def _stdio_writing(stdin: type[_Stdin]) -> type[StdioTransport]:
+    """The reference client's stdio transport, writing each line through `stdin`."""
+
+    class Transport(StdioTransport):
+        @classmethod
+        async def open(cls, *args: Any) -> StdioTransport:
+            transport = await super().open(*args)
+            transport._process = _WithStdin(transport._process, stdin)  # type: ignore[assignment]
+            return transport
+
+    return Transport
 
 
 class SpelledOutStdio(ReferenceClient):
@@ -432,7 +451,14 @@ class SpelledOutStdio(ReferenceClient):
     `params` before `jsonrpc`), a space after each comma and colon, and every non-ASCII
     character as a \\u escape."""
 
-    _stdio_transport = _SpelledOutStdio
+    _stdio_transport = _stdio_writing(_Respelled)
+
+
+class SplitStdioWrites(ReferenceClient):
+    """Over stdio, writes each message in two writes 50 ms apart, the first ending
+    mid-line (a pipe carries bytes, not messages)."""
+
+    _stdio_transport = _stdio_writing(_InTwoWrites)
 
 
 class _NoGetTransport(HttpTransport):

@@ -315,6 +315,17 @@ class ExperimentalCapability(ReferenceClient):
         return {**super()._capabilities(revision), "experimental": {"com.example/x": {}}}
 
 
+class ElicitationAsEmptyObject(ReferenceClient):
+    """Declares elicitation as `{}` at 2025-11-25 too, which the spec takes for form mode
+    only (as `{"form": {}}`, the reference's spelling)."""
+
+    def _capabilities(self, revision: str) -> dict[str, Any]:
+        capabilities = super()._capabilities(revision)
+        if "elicitation" in capabilities:
+            capabilities["elicitation"] = {}
+        return capabilities
+
+
 class LateAnswers(ReferenceClient):
     """Answers the server's requests 300 ms after they come (a user reviewing a sampling
     request, say)."""

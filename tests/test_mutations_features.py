@@ -14,7 +14,7 @@ from typing import Any
 import anyio
 import pytest
 from _mutation import Case, assert_mutant_fails_exactly, outcomes, run_case, verdicts
-from variant_clients import RefetchesOnChange
+from variant_clients import MetaInAnswers, RefetchesOnChange
 
 from harness._run import execute
 from harness.clients import ClientError, ReferenceClient
@@ -973,3 +973,25 @@ def test_a_client_that_reads_again_what_was_updated_gets_the_contents(transport:
     (read,) = [m for m in messages if m.get("method") == "resources/read"]
     (answer,) = [m for m in messages if "id" in m and m["id"] == read["id"] and "method" not in m]
     assert answer["result"]["contents"][0]["text"].startswith("# Notes")
+
+
+@pytest.mark.parametrize(
+    ("run", "checks"),
+    [
+        pytest.param(
+            ("features-server-requests", "2025-11-25", "stdio"),
+            ("features.ping-answered", "features.ping-before-initialized"),
+            id="server-requests",
+        ),
+        pytest.param(
+            ("features-batch", "2025-03-26", "http"), ("features.batch-accepted",), id="batch"
+        ),
+    ],
+)
+def test_a_ping_answered_with_only_meta_is_answered_empty(
+    run: tuple[str, str, str], checks: tuple[str, ...]
+) -> None:
+    # Every result may carry _meta (metadata, not data): {"_meta": {...}} is an empty
+    # result. A member of any other name still fails (the pong mutant above).
+    seen = verdicts(MetaInAnswers, run)
+    assert {check: seen[check] for check in checks} == dict.fromkeys(checks, "PASS")

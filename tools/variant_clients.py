@@ -267,6 +267,15 @@ class OwnMetaKey(ReferenceClient):
         return await super()._exchange(method, {**params, "_meta": meta}, *args)
 
 
+class MetaInAnswers(ReferenceClient):
+    """Its answers to the server's requests carry a `_meta` of its own (every result may),
+    an empty one's too: `{"_meta": {...}}` answers a ping."""
+
+    def _result_for(self, method: str, params: Any) -> dict[str, Any]:
+        result = super()._result_for(method, params)
+        return {**result, "_meta": {**result.get("_meta", {}), "com.example/trace": "t-1"}}
+
+
 class EmptyParams(ReferenceClient):
     """A request without parameters carries `"params": {}` (JSON-RPC allows either)."""
 

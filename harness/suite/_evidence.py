@@ -36,6 +36,7 @@ __all__ = [
     "hung_or_crashed",
     "initialize_exchange",
     "initialize_request",
+    "is_empty_result",
     "is_request",
     "keeps_order",
     "missing",
@@ -115,6 +116,16 @@ def first_index(entries: Sequence[Mapping[str, Any]], method: str) -> int | None
 def same_id(a: Any, b: Any) -> bool:
     """JSON-RPC ids are equal in value and in JSON type: "1" is not 1."""
     return same_json(a, b)
+
+
+def is_empty_result(result: Any) -> bool:
+    """An empty result (EmptyResult, a ping's answer): an object with no member but,
+    maybe, `_meta`, which every result may carry (metadata, not data)."""
+    return (
+        isinstance(result, dict)
+        and set(result) <= {"_meta"}
+        and isinstance(result.get("_meta", {}), dict)
+    )
 
 
 def response_to(run: ScenarioRun, request: Mapping[str, Any]) -> dict[str, Any] | None:

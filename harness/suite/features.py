@@ -23,6 +23,7 @@ from harness.suite._evidence import (
     cancelled_by_notification,
     cancelled_id,
     first_operation,
+    is_empty_result,
     missing,
     op_evidence,
     operations_with,
@@ -231,8 +232,8 @@ def _must_answer(
 
 
 def _empty(result: dict[str, Any], evidence: list[dict[str, Any]]) -> Verdict:
-    if not same_json(result, {}):
-        return fail(f"the ping was answered with {result!r}, not {{}}", evidence)
+    if not is_empty_result(result):
+        return fail(f"the ping was answered with {result!r}, not an empty result", evidence)
     return passed("the ping was answered with an empty result", evidence)
 
 
@@ -1166,7 +1167,7 @@ def batch_accepted(run: ScenarioRun) -> Verdict:
     )
     if answer is None:
         return fail("the ping inside the batch was never answered", [batch])
-    if not same_json(answer["message"].get("result"), {}):
+    if not is_empty_result(answer["message"].get("result")):
         return fail(f"the batched ping was answered with {answer['message']!r}", [batch, answer])
     operation = first_operation(run, "call_tool", "add")
     if operation is None:

@@ -21,6 +21,7 @@ from harness.clients import ClientError, ReferenceClient
 from harness.clients._ref_http import HttpTransport
 from harness.protocol import ErrorResponse, Notification, Request, RequestId, Response
 from harness.suite import scenario
+from harness.suite._evidence import response_to
 
 # -- the mutants -------------------------------------------------------------------------------
 
@@ -969,10 +970,10 @@ def test_a_client_that_reads_again_what_was_updated_gets_the_contents(transport:
     run = run_case(RefetchesOnChange, ("features-subscribe", "2025-11-25", transport))
     assert outcomes(run) == {"features.resource-updates-surfaced": "PASS"}
     assert not [e for e in run.entries if e["kind"] == "unmatched"]
-    messages = [e["message"] for e in run.entries if e["kind"] == "message"]
-    (read,) = [m for m in messages if m.get("method") == "resources/read"]
-    (answer,) = [m for m in messages if "id" in m and m["id"] == read["id"] and "method" not in m]
-    assert answer["result"]["contents"][0]["text"].startswith("# Notes")
+    (read,) = run.requests("resources/read")
+    answer = response_to(run, read)
+    assert answer is not None
+    assert answer["message"]["result"]["contents"][0]["text"].startswith("# Notes")
 
 
 @pytest.mark.parametrize(

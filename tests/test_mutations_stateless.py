@@ -30,7 +30,7 @@ from harness.clients import ClientError, ReferenceClient
 from harness.clients._contract import ConnectOptions, Target
 from harness.clients._ref_base import ServerError, StreamBrokenError
 from harness.clients._ref_http import HttpTransport
-from harness.protocol import ErrorObject, ErrorResponse, Request, RequestId
+from harness.protocol import ErrorObject, ErrorResponse, Request, RequestId, same_json
 
 # -- the mutants -------------------------------------------------------------------------------
 
@@ -434,5 +434,5 @@ def test_a_probe_id_used_again_by_initialize_is_still_a_refused_probe() -> None:
     # initialize was taken for the probe's, and the refusal never seen (N/A).
     run = run_case(IdsPerSession, ("http-era-empty-400", "2025-11-25", "http"))
     probe, initialize = run.requests("server/discover")[0], run.requests("initialize")[0]
-    assert probe["message"]["id"] == initialize["message"]["id"]
+    assert same_json(probe["message"]["id"], initialize["message"]["id"])
     assert outcomes(run)["stateless.era-fallback"] == "PASS"

@@ -9,7 +9,6 @@ them change something on.
 from __future__ import annotations
 
 import functools
-import shlex
 
 import pytest
 import variant_clients  # tools/, on the path from conftest.py
@@ -17,7 +16,6 @@ import variants
 from _mutation import verdicts
 
 from harness.clients import ReferenceClient
-from harness.clients._driver import DriverClient
 
 
 def test_every_variant_is_a_reference_client_that_says_what_it_does() -> None:
@@ -68,10 +66,7 @@ def test_each_variant_gets_the_reference_verdicts_on_a_call_over_http(name: str)
 def test_the_late_events_driver_gets_the_reference_verdicts(run: tuple[str, str, str]) -> None:
     # Its notification events come 300 ms after the client surfaced them; these scenarios
     # judge what reached the application (a bounded, event-driven wait for each).
-    def driver() -> DriverClient:
-        return DriverClient(shlex.split(variants.DRIVERS["LateEvents"]))
-
-    seen = verdicts(driver, run)
+    seen = verdicts(variants.factory_of("LateEvents"), run)
     assert "PASS" in seen.values(), seen
     assert seen == _reference(run)
 

@@ -110,6 +110,7 @@ def unanswered(factory: Callable[[], Any], run: Run) -> set[str]:
 
 
 def factory_of(name: str) -> Callable[[], Any]:
+    """A variant's client factory: its class, or a driver client running its command."""
     if name in DRIVERS:
         command = shlex.split(DRIVERS[name])
         return lambda: DriverClient(command)

@@ -276,8 +276,13 @@ def _two_requests(run: ScenarioRun) -> list[Mapping[str, Any]]:
 )
 def request_ids_unique(run: ScenarioRun) -> Verdict:
     requests = run.requests()
+    session = 0  # where the session of `entry` begins (below)
     for index, entry in enumerate(requests):
-        for earlier in requests[_session_start(requests, index) : index]:
+        if entry["message"].get("method") == "initialize":
+            # A new session: its ids may count afresh (RPC-2 binds them within a session,
+            # after a 404 or with a new server process). 2026-07-28 has no initialize.
+            session = index
+        for earlier in requests[session:index]:
             if not same_id(earlier["message"]["id"], entry["message"]["id"]):
                 continue
             # 2026-07-28 asks only that ids of requests in flight differ.
@@ -289,16 +294,6 @@ def request_ids_unique(run: ScenarioRun) -> Verdict:
                     f"request id {entry['message']['id']!r} was used twice", [earlier, entry]
                 )
     return passed(f"{len(requests)} requests, no id reused", requests[:3])
-
-
-def _session_start(requests: list[dict[str, Any]], index: int) -> int:
-    """Where the session of `requests[index]` begins: at the last `initialize` up to it (a
-    client that starts a new session, after a 404 or with a new server process, may count
-    its ids afresh: RPC-2 binds them within a session). 2026-07-28 has no initialize."""
-    for start in range(index, -1, -1):
-        if requests[start]["message"].get("method") == "initialize":
-            return start
-    return 0
 
 
 UTF8_TEXT = "h\u00e9llo w\u00f6rld \u2014 \u65e5\u672c\u8a9e \U0001f680 \u00df\u2203x"

@@ -33,7 +33,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from harness._run_suite import LEAN_PYTEST  # noqa: E402 (the source tree, as the runs use)
+from harness.cli._run_command import LEAN_PYTEST  # noqa: E402 (the source tree, as the runs use)
 
 PYTHON_DRIVER = f"{sys.executable} {ROOT / 'examples' / 'drivers' / 'python' / 'driver.py'}"
 SDK_CLIENT = "harness.clients._sdk_mcp:McpSdkClient"
@@ -115,10 +115,10 @@ def print_whole(rows: list[Whole]) -> None:
 
 def breakdown(timeout: float, slowest: int) -> None:
     """Every scenario run once, serially, in this process: where the time goes."""
-    from harness._catalogue import CATALOGUE
-    from harness._judging import judge
-    from harness._run import execute, stop_stdio_pool
     from harness.clients import ReferenceClient
+    from harness.judging._catalogue import CATALOGUE
+    from harness.judging._judge import judge
+    from harness.running._scenario import execute, stop_stdio_pool
     from harness.suite import SCENARIOS
 
     totals = dict.fromkeys(("start", "connect", "drive", "waits", "close", "judge"), 0.0)

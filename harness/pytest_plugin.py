@@ -26,13 +26,10 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from harness._baseline import Baseline
-    from harness._catalogue import Check
-    from harness._run import Scenario, ScenarioRun
-    from harness._run_window import RunWindow
-    from harness._verdicts import Verdict
-    from harness.clients._contract import McpClient
-    from harness.clients._driver import DriverPool
+    from harness.clients import DriverPool, McpClient
+    from harness.judging import Check, Verdict
+    from harness.reports import Baseline
+    from harness.running import RunWindow, Scenario, ScenarioRun
 
 __all__ = ["McpCheckFailed", "mcp_client_factory"]
 
@@ -149,7 +146,7 @@ def _check_filters(config: pytest.Config) -> None:
     revisions, transports = config.getoption("mcp_revision"), config.getoption("mcp_transport")
     if not revisions and not transports:
         return  # import nothing: the plugin stays light in every other pytest run
-    from harness._catalogue import TRANSPORTS
+    from harness.judging import TRANSPORTS
     from harness.protocol import REVISIONS
 
     for revision in _split(revisions):
@@ -197,7 +194,7 @@ def pytest_configure(config: pytest.Config) -> None:
     baseline_path = config.getoption("mcp_baseline")
     baseline = None
     if baseline_path:
-        from harness._baseline import Baseline, BaselineError
+        from harness.reports import Baseline, BaselineError
 
         try:
             baseline = Baseline.load(Path(baseline_path))
@@ -234,7 +231,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     if _STASH_RUNS in config.stash:  # the plugin was active: end the stdio mock pool
-        from harness._run import stop_stdio_pool
+        from harness.running import stop_stdio_pool
 
         window = config.stash.get(_STASH_WINDOW, None)
         if window is not None:  # runs started ahead of an `-x` stop end before the pool
@@ -307,8 +304,7 @@ def check_driver(driver: str, timeout: float) -> dict[str, Any]:
     seconds, not a BLOCKED item per scenario after a wait each. Returns the hello."""
     import anyio
 
-    from harness.clients._contract import ClientError
-    from harness.clients._driver import DriverClient
+    from harness.clients import ClientError, DriverClient
 
     client = DriverClient(driver_argv(driver), hello_timeout=_hello_bound(timeout))
 
@@ -397,7 +393,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 def _driver_pool(config: pytest.Config) -> DriverPool:
     """This process's driver pool, made on first use; it ends what it kept with the session."""
-    from harness.clients._driver import DriverPool
+    from harness.clients import DriverPool
 
     pool = config.stash.get(_STASH_POOL, None)
     if pool is None:
@@ -477,7 +473,7 @@ def _planned_runs(config: pytest.Config) -> Iterator[tuple[Scenario, str, str, s
 
 def _planned_items(config: pytest.Config) -> Iterator[tuple[str, str]]:
     """(node id, check id) of every item collection makes, without collecting."""
-    from harness._catalogue import CATALOGUE
+    from harness.judging import CATALOGUE
 
     for scenario, revision, transport, error in _planned_runs(config):
         if error is not None:
@@ -517,7 +513,7 @@ class McpRun(pytest.Collector):
         self.key = (scenario.id, revision, transport)
 
     def collect(self) -> Iterator[pytest.Item]:
-        from harness._catalogue import CATALOGUE
+        from harness.judging import CATALOGUE
 
         for check_id in self.scenario.checks:
             check = CATALOGUE[check_id]
@@ -788,7 +784,7 @@ def _start_rank(runs: Iterable[McpRun]) -> Callable[[tuple[str, McpRun]], tuple[
 
 def _window(config: pytest.Config) -> RunWindow[ScenarioRun]:
     """This process's run window, made on first use; `pytest_unconfigure` closes it."""
-    from harness._run_window import RunWindow
+    from harness.running import RunWindow
 
     window = config.stash.get(_STASH_WINDOW, None)
     if window is None:
@@ -840,9 +836,8 @@ def _keep_current_test_variable() -> Callable[[], None]:
 
 
 def _run_check(mcp_client_factory: Callable[[], McpClient], request: pytest.FixtureRequest) -> None:
-    from harness._judging import judge
-    from harness._run import execute
-    from harness._verdicts import Status
+    from harness.judging import Status, judge
+    from harness.running import execute
 
     item = request.node
     assert isinstance(item, McpCheckItem)
@@ -919,7 +914,7 @@ def _result(item: McpCheckItem, run: ScenarioRun, verdict: Verdict) -> dict[str,
 
 
 def _explain(item: McpCheckItem, run: ScenarioRun, verdict: Verdict) -> str:
-    from harness._report import format_evidence
+    from harness.reports import format_evidence
 
     check = item.mcp_check
     lines = [
@@ -1027,7 +1022,7 @@ class _Recorder:
             _junit_verdict_line(self.config, report, result)
 
     def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int) -> None:
-        from harness._report import terminal_summary, write_reports
+        from harness.reports import terminal_summary, write_reports
 
         if exitstatus == pytest.ExitCode.USAGE_ERROR:
             return  # no run took place (a broken driver, say): the error says what to fix
@@ -1059,7 +1054,7 @@ class _Recorder:
         baseline = self.config.stash[_STASH_BASELINE]
         if baseline is None:
             return
-        from harness._baseline_report import baselined_groups
+        from harness.reports import baselined_groups
 
         groups = baselined_groups(self.results)
         if groups:

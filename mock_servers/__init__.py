@@ -9,9 +9,16 @@ Starlette and uvicorn). The package builds on `harness.protocol` only.
 from __future__ import annotations
 
 from mock_servers._fixtures import fixtures_root
-from mock_servers._script import Script, ScriptError, load_script, parse_script
-from mock_servers._transcript import NOTIFY_SUFFIX, Transcript, read_transcript
-from mock_servers._version import package_version
+from mock_servers.engine import (
+    NOTIFY_SUFFIX,
+    Script,
+    ScriptError,
+    Transcript,
+    load_script,
+    package_version,
+    parse_script,
+    read_transcript,
+)
 
 __all__ = [
     "NOTIFY_SUFFIX",

@@ -15,11 +15,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from harness._catalogue import CATALOGUE
-from harness._judging import judge
-from harness._run import ScenarioRun, execute
-from harness._verdicts import Status, Verdict
 from harness.clients._contract import McpClient
+from harness.judging._catalogue import CATALOGUE
+from harness.judging._judge import judge
+from harness.judging._verdicts import Status, Verdict
+from harness.running._scenario import ScenarioRun, execute
 from harness.suite import scenario
 
 __all__ = [
@@ -76,7 +76,7 @@ def outcome(verdict: Verdict) -> str:
 # at most about a second where a script or the client waits on purpose (the scripts'
 # delays of up to 500 ms; resuming a dropped stream, 250 ms between tries). 2.5 s keeps a
 # wide margin on a loaded machine, and keeps the time-out a drive provokes on purpose (a
-# tenth of the bound, at most 0.25 s: harness/_run.py) what it is at the default bound.
+# tenth of the bound, at most 0.25 s: harness/running/_scenario.py) what it is at the default bound.
 OP_TIMEOUT = 2.5
 
 

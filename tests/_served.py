@@ -97,7 +97,11 @@ def _serve_command() -> list[str]:
     script = Path(sys.executable).with_name("mcp-testbench")
     if script.is_file():
         return [str(script)]
-    return [sys.executable, "-c", "import sys; from harness._cli import main; sys.exit(main())"]
+    return [
+        sys.executable,
+        "-c",
+        "import sys; from harness.cli import main; sys.exit(main())",
+    ]
 
 
 @contextlib.contextmanager

@@ -3,7 +3,7 @@
 The "ci" profile (chosen when CI is set, or with HYPOTHESIS_PROFILE=ci) runs every
 property test with 200 examples; the fuzz tests of the servers ask for 500 with
 `settings(max_examples=max(500, settings().max_examples))`, and the 220 schema
-cross-checks for half the profile's (tests/test_schemas.py says why). "dev" is quicker
+cross-checks for half the profile's (tests/protocol/test_schemas.py says why). "dev" is quicker
 locally; "deep" (HYPOTHESIS_PROFILE=deep, 1,000) is for after a change to a schema or codec.
 """
 
@@ -64,8 +64,8 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
 # Hypothesis's pytest plugin imports all of Hypothesis (most of a second) to print its terminal
 # summary, in every pytest process; the sessions the tests start (test_plugin.py,
 # test_baseline.py, test_honesty.py...) collect no Hypothesis test, so they leave the plugin
-# out, as `mcp-testbench run` does (harness/_run_suite.py). A session with the plugin in is
-# still run: the whole suite under pytest-xdist in tests/test_speed.py.
+# out, as `mcp-testbench run` does (harness/cli/_run_command.py). A session with the plugin in is
+# still run: the whole suite under pytest-xdist in tests/harness/running/test_speed.py.
 
 
 @pytest.fixture
@@ -86,9 +86,9 @@ def pytester(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pyte
 def _nothing_outlives_the_tests() -> Iterator[None]:
     before = {pid for pid, _ in children(os.getpid())}
     yield
-    # The stdio mock pool (harness/_run.py) is shared by the scenario runs of the session
+    # The stdio mock pool (harness/running/_scenario.py) is shared by the scenario runs of the session
     # on purpose; it ends here, and must leave nothing behind either.
-    from harness._run import stop_stdio_pool
+    from harness.running._scenario import stop_stdio_pool
 
     stop_stdio_pool()
     if not Path("/proc").is_dir():

@@ -10,7 +10,7 @@ server requests are valid at some revisions only: `elicitation/create` and
 `sampling/createMessage` are not server requests at 2026-07-28 (its tools ask through an
 InputRequiredResult instead), and the SEP-1330 enum schemas are not valid at 2025-06-18.
 Every step repeats (a scenario may call a tool more than once in one session) and is
-optional (no scenario calls everything). tests/test_e2e_official_runner.py runs them, and
+optional (no scenario calls everything). tests/e2e/test_e2e_official_runner.py runs them, and
 checks that the shipped files are what this writes.
 """
 

@@ -7,8 +7,8 @@ nothing, and sent nothing to judge where it was asked nothing).
 
 Each variant is small on purpose, and reaches into the reference client's private parts:
 it is a probe of the harness, not an example of a client. The tests use the ones that
-found harness faults (tests/test_mutations.py, tests/test_mutations_utilities.py) and run
-every one through a scenario (tests/test_tools.py).
+found harness faults (tests/harness/suite/test_mutations.py, tests/harness/suite/test_mutations_utilities.py) and run
+every one through a scenario (tests/project/test_tools.py).
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ import httpx
 
 from harness.clients import ReferenceClient
 from harness.clients._contract import ConnectOptions, Target
-from harness.clients._ref_http import HttpTransport
-from harness.clients._ref_stdio import StdioTransport
+from harness.clients.reference._http import HttpTransport
+from harness.clients.reference._stdio import StdioTransport
 from harness.protocol import Notification
 
 ALLOWED: dict[str, frozenset[str]] = {}

@@ -42,9 +42,9 @@ sys.path.append(str(Path(__file__).resolve().parent.parent))
 
 import variant_clients  # the checkout's harness is on the path now
 
-from harness._run import execute
 from harness.clients import ReferenceClient
 from harness.clients._driver import DriverClient
+from harness.running._scenario import execute
 from harness.suite import SCENARIOS, scenario
 
 MODULE = "tools.variant_clients"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from harness.clients._contract import (
     FEATURES,
+    OPERATIONS,
     Authorization,
     ClientError,
     ClientEvent,
@@ -14,19 +15,25 @@ from harness.clients._contract import (
     McpClient,
     SseLegacyTarget,
     StdioTarget,
+    Target,
 )
-from harness.clients._reference import ReferenceClient
+from harness.clients._driver import DriverClient, DriverPool
+from harness.clients.reference import ReferenceClient
 
 __all__ = [
     "FEATURES",
+    "OPERATIONS",
     "Authorization",
     "ClientError",
     "ClientEvent",
     "ConnectOptions",
+    "DriverClient",
+    "DriverPool",
     "Handlers",
     "HttpTarget",
     "McpClient",
     "ReferenceClient",
     "SseLegacyTarget",
     "StdioTarget",
+    "Target",
 ]

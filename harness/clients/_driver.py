@@ -694,7 +694,7 @@ def _object(value: Any) -> dict[str, Any]:
 
 class _Host:
     """A thread with an event loop of its own, where kept driver processes live: each
-    scenario runs on a loop of its own (harness/_run.py), and an asyncio subprocess
+    scenario runs on a loop of its own (harness/running/_scenario.py), and an asyncio subprocess
     belongs to the loop that started it."""
 
     def __init__(self) -> None:

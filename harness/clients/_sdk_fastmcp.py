@@ -47,14 +47,17 @@ from harness.clients._contract import (
     Target,
 )
 from harness.clients._sdk_mcp import (
+    SESSION_FEATURES,
     HeadlessBrowser,
+    Mode,
     SdkHolder,
+    checked_mode,
     deprecated_quietly,
     distribution_version,
     emit,
+    era_features,
     require,
     sampling_result,
-    sdk_revisions,
     to_client_error,
     to_json,
 )
@@ -67,8 +70,6 @@ if TYPE_CHECKING:
     from mcp.client.session import IncomingMessage
 
 __all__ = ["FastMcpClient"]
-
-Mode = Literal["auto", "legacy", "2026-07-28"]
 
 _NAME = "fastmcp"
 
@@ -88,9 +89,7 @@ class FastMcpClient:
 
     def __init__(self, *, mode: Mode = "auto") -> None:
         require("fastmcp", "fastmcp", "fastmcp.client", "fastmcp.client.transports")
-        if mode not in ("auto", "legacy", "2026-07-28"):
-            raise ValueError(f"mode must be 'auto', 'legacy' or '2026-07-28', not {mode!r}")
-        self._mode: Mode = mode
+        self._mode: Mode = checked_mode(mode)
         self._holder = SdkHolder(f"fastmcp.Client ({mode})")
         self._client: fastmcp.Client[Any] | None = None
         self._options = ConnectOptions()
@@ -111,32 +110,14 @@ class FastMcpClient:
         # code: StdioTransport, StreamableHttpTransport, SSETransport; sampling,
         # elicitation and roots handlers; log and progress handlers; a cancelled caller
         # cancels the SDK request. ping and HTTP+SSE exist in the handshake era only.
-        features = {
-            "stdio",
-            "http",
-            "tools",
-            "resources",
-            "prompts",
-            "sampling",
-            "elicitation",
-            "roots",
-            "logging",
-            "progress",
-            "cancel",
-            "auth",  # its OAuth helper, with the headless browser's handlers (`_oauth`)
-        }
+        features = set(SESSION_FEATURES)  # "auth": its OAuth helper (`_oauth`)
         # Driver protocol 1.1: fastmcp.Client has set_logging_level, complete,
         # list_resource_templates, set_roots and send_roots_list_changed. It has no
         # resources/subscribe, no listen and no 2025-11-25 task call of its own (only the
         # SDK session beneath it, which would judge mcp, not fastmcp); its optional
         # fastmcp-tasks package speaks the 2026 tasks extension, another protocol.
         features |= {"set_log_level", "complete", "list_resource_templates", "set_roots"}
-        handshake = self._mode != "2026-07-28"
-        if handshake:
-            features |= {"sse-legacy", "ping"}
-        return frozenset(features) | sdk_revisions(
-            handshake=handshake, modern=self._mode != "legacy"
-        )
+        return frozenset(features) | era_features(self._mode)
 
     # Connecting ---------------------------------------------------------------------
 

@@ -10,7 +10,7 @@ only translates results to plain JSON and exceptions to ClientError. It never co
 retries or validates anything on the SDK's behalf.
 
 Why a task of its own: `async with Client(...)` opens anyio task groups, and the harness
-calls connect() inside an `anyio.fail_after` scope (harness/_run.py) and close() outside
+calls connect() inside an `anyio.fail_after` scope (harness/running/_scenario.py) and close() outside
 it. Entering the context in connect() and leaving it in close() would break anyio's rule
 that cancel scopes nest. `SdkHolder` therefore keeps the `async with` open in an asyncio
 task that owns it from start to end; the operations themselves run in the caller's task,
@@ -39,7 +39,7 @@ import warnings
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, suppress
 from importlib import metadata
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar, get_args
 from urllib.parse import parse_qs, urlsplit
 
 import anyio
@@ -69,13 +69,17 @@ if TYPE_CHECKING:
     from mcp.shared.message import SessionMessage
 
 __all__ = [
+    "SESSION_FEATURES",
     "HeadlessBrowser",
     "McpSdkClient",
+    "Mode",
     "SdkHolder",
     "Subscriptions",
+    "checked_mode",
     "deprecated_quietly",
     "distribution_version",
     "emit",
+    "era_features",
     "legacy_client",
     "memory_token_storage",
     "modern_client",
@@ -137,6 +141,44 @@ def sdk_revisions(*, handshake: bool, modern: bool) -> frozenset[str]:
         MODERN_PROTOCOL_VERSIONS if modern else ()
     )
     return frozenset(spoken) & frozenset(REVISIONS)
+
+
+def checked_mode(mode: str) -> Mode:
+    """`mode` as both SDKs' clients take it, or a ValueError naming the choices."""
+    for known in get_args(Mode):
+        if mode == known:
+            return known  # type: ignore[no-any-return]
+    raise ValueError(f"mode must be 'auto', 'legacy' or '2026-07-28', not {mode!r}")
+
+
+#: What both adapters declare from the SDK session they run on (fastmcp's Client is built
+#: on mcp's): its stdio and Streamable HTTP transports; its sampling, elicitation and roots
+#: callbacks; log and progress handlers; a cancelled caller cancels the SDK request; and its
+#: OAuth client, driven by the headless browser's handlers (`auth`).
+SESSION_FEATURES = frozenset(
+    {
+        "stdio",
+        "http",
+        "tools",
+        "resources",
+        "prompts",
+        "sampling",
+        "elicitation",
+        "roots",
+        "logging",
+        "progress",
+        "cancel",
+        "auth",
+    }
+)
+
+
+def era_features(mode: Mode) -> frozenset[str]:
+    """What `mode` adds: ping and HTTP+SSE belong to the handshake era only, and the
+    revisions the SDK negotiates under it."""
+    handshake = mode != "2026-07-28"
+    legacy = {"sse-legacy", "ping"} if handshake else set()
+    return frozenset(legacy) | sdk_revisions(handshake=handshake, modern=mode != "legacy")
 
 
 def to_json(model: Any) -> dict[str, Any]:
@@ -476,9 +518,7 @@ class McpSdkClient:
 
     def __init__(self, *, mode: Mode = "auto") -> None:
         require("mcp", "mcp", "mcp.client.sse", "mcp.client.stdio", "mcp.client.streamable_http")
-        if mode not in ("auto", "legacy", "2026-07-28"):
-            raise ValueError(f"mode must be 'auto', 'legacy' or '2026-07-28', not {mode!r}")
-        self._mode: Mode = mode
+        self._mode: Mode = checked_mode(mode)
         self._holder = SdkHolder(f"mcp.Client ({mode})")
         self._client: mcp.Client | None = None
         self._options = ConnectOptions()
@@ -500,23 +540,9 @@ class McpSdkClient:
         # Transport mcp.Client accepts); sampling, elicitation and list-roots callbacks;
         # notifications/message reaches message_handler; call_tool takes a
         # progress_callback; a cancelled caller makes the dispatcher send
-        # notifications/cancelled. Ping and HTTP+SSE belong to the handshake era only.
-        features = {
-            "stdio",
-            "http",
-            "tools",
-            "resources",
-            "prompts",
-            "sampling",
-            "elicitation",
-            "roots",
-            "logging",
-            "progress",
-            "cancel",
-            # OAuthClientProvider on the Streamable HTTP client, with the headless
-            # browser's handlers (`oauth_provider`).
-            "auth",
-        }
+        # notifications/cancelled; OAuthClientProvider on the Streamable HTTP client, with
+        # the headless browser's handlers (`oauth_provider`).
+        features = set(SESSION_FEATURES)
         # Driver protocol 1.1: mcp.Client has set_logging_level, subscribe_resource and
         # unsubscribe_resource, complete, list_resource_templates and send_roots_list_changed
         # (its list-roots callback declares roots.listChanged). No "tasks": mcp_types has
@@ -524,17 +550,12 @@ class McpSdkClient:
         # ("types-only") and neither Client nor ClientSession can send one.
         features |= {"set_log_level", "subscribe_resource", "complete", "list_resource_templates"}
         features |= {"set_roots"}
-        handshake = self._mode != "2026-07-28"
-        if handshake:
-            features |= {"sse-legacy", "ping"}
         if self._mode != "legacy":
             # Client.listen(), a 2026-07-28 request; each subscription is an iterator of
             # its own, fed by the SDK's demultiplexing by subscriptionId: what it yields is
             # reported under that listen (`listen_routing`).
             features |= {"listen", "listen_routing"}
-        return frozenset(features) | sdk_revisions(
-            handshake=handshake, modern=self._mode != "legacy"
-        )
+        return frozenset(features) | era_features(self._mode)
 
     # Connecting ---------------------------------------------------------------------
 

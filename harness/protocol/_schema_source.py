@@ -2,7 +2,7 @@
 
 The documents are written from the specification's text (the TypeScript schema and the
 prose of each revision), not copied from the official `schema.json` files: those are test
-data that `tests/test_schemas.py` cross-checks ours against. Shared building blocks take
+data that `tests/protocol/test_schemas.py` cross-checks ours against. Shared building blocks take
 the revision and add what that revision added, so a field that appeared in 2025-06-18 is
 written once, with its "since", instead of five times.
 

@@ -1,6 +1,6 @@
 """The conformance suite: every scenario, and the checks each one is judged by.
 
-Modules by area; each declares its checks (registered in harness._catalogue.CATALOGUE)
+Modules by area; each declares its checks (registered in harness.judging._catalogue.CATALOGUE)
 next to the scenarios that exercise them.
 """
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from harness._run import Scenario
+from harness.running import Scenario
 from harness.suite import (
     auth,
     features,
@@ -19,8 +19,9 @@ from harness.suite import (
     transports,
     utilities,
 )
+from harness.suite._requirements import REQUIREMENTS, Requirement
 
-__all__ = ["SCENARIOS", "scenario"]
+__all__ = ["REQUIREMENTS", "SCENARIOS", "Requirement", "scenario"]
 
 
 def _with_transport_checks(scenario: Scenario) -> Scenario:

@@ -7,11 +7,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from harness._judging import not_judged
-from harness._run import Operation, ScenarioRun
-from harness._triggers import trigger
-from harness._verdicts import Verdict, blocked, passed
+from harness.judging import Verdict, blocked, not_judged, passed, trigger
 from harness.protocol import same_json
+from harness.running import Operation, ScenarioRun
 
 __all__ = [
     "HANDSHAKE",

@@ -1,8 +1,8 @@
 """Every client requirement of the specification the suite knows, by requirement id.
 
 The ids are those of the project's requirements digest (spec-client-requirements); each
-requirement is covered by the checks that name it (harness._catalogue), or says why no
-mock server can observe it. `python -m harness.suite._coverage` writes docs/coverage.md
+requirement is covered by the checks that name it (harness.judging._catalogue), or says why no
+mock server can observe it. `python -m harness.reports._coverage` writes docs/coverage.md
 from this table and the catalogue; a test fails when a requirement has neither.
 """
 

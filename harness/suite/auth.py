@@ -15,11 +15,9 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from harness._catalogue import check
-from harness._run import HEADLESS_AUTHORIZATION, Scenario, ScenarioRun, Session
-from harness._triggers import trigger
-from harness._verdicts import Verdict, fail, passed, warn
 from harness.clients import Authorization
+from harness.judging import Verdict, check, fail, passed, trigger, warn
+from harness.running import HEADLESS_AUTHORIZATION, Scenario, ScenarioRun, Session
 from harness.suite._evidence import hung_or_crashed, missing
 
 __all__ = ["SCENARIOS"]

@@ -10,12 +10,22 @@ from typing import Any
 
 import anyio
 
-from harness._catalogue import check
-from harness._run import Entries, Operation, Scenario, ScenarioRun, Session
-from harness._triggers import Trigger, client_sent, server_sent, trigger
-from harness._verdicts import Status, Verdict, fail, passed, skip, warn
-from harness.clients._contract import Handlers
+from harness.clients import Handlers
+from harness.judging import (
+    Status,
+    Trigger,
+    Verdict,
+    check,
+    client_sent,
+    fail,
+    passed,
+    server_sent,
+    skip,
+    trigger,
+    warn,
+)
 from harness.protocol import same_json, validate_definition
+from harness.running import Entries, Operation, Scenario, ScenarioRun, Session
 from harness.suite._evidence import (
     HANDSHAKE,
     STATELESS,

@@ -5,11 +5,20 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from harness._catalogue import check
-from harness._run import Scenario, ScenarioRun, Session
-from harness._triggers import asked, client_sent, trigger
-from harness._verdicts import Verdict, fail, not_applicable, passed, skip, warn
+from harness.judging import (
+    Verdict,
+    asked,
+    check,
+    client_sent,
+    fail,
+    not_applicable,
+    passed,
+    skip,
+    trigger,
+    warn,
+)
 from harness.protocol import same_json, validate
+from harness.running import Scenario, ScenarioRun, Session
 from harness.suite._evidence import (
     HANDSHAKE,
     INITIALIZE_ANSWERED,

@@ -12,11 +12,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from harness._catalogue import check
-from harness._run import Operation, Scenario, ScenarioRun, Session
-from harness._triggers import client_sent, trigger
-from harness._verdicts import Verdict, fail, passed, warn
+from harness.judging import Verdict, check, client_sent, fail, passed, trigger, warn
 from harness.protocol import same_json
+from harness.running import Operation, Scenario, ScenarioRun, Session
 from harness.suite._evidence import hung_or_crashed, missing, op_evidence, response_to, same_id
 
 __all__ = ["SCENARIOS"]

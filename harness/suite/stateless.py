@@ -9,12 +9,10 @@ from typing import Any
 
 import anyio
 
-from harness._catalogue import check
-from harness._run import Operation, Scenario, ScenarioRun, Session
-from harness._triggers import Trigger, client_sent, trigger
-from harness._verdicts import Verdict, fail, passed, skip, warn
-from harness.clients._contract import Handlers
+from harness.clients import Handlers
+from harness.judging import Trigger, Verdict, check, client_sent, fail, passed, skip, trigger, warn
 from harness.protocol import same_json
+from harness.running import Operation, Scenario, ScenarioRun, Session
 from harness.suite._evidence import (
     STATELESS,
     body_messages,

@@ -9,11 +9,21 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from harness._catalogue import check
-from harness._run import Operation, Scenario, ScenarioRun, Session
-from harness._triggers import Trigger, client_sent, server_sent, trigger
-from harness._verdicts import Verdict, blocked, fail, not_applicable, passed, warn
+from harness.judging import (
+    Trigger,
+    Verdict,
+    blocked,
+    check,
+    client_sent,
+    fail,
+    not_applicable,
+    passed,
+    server_sent,
+    trigger,
+    warn,
+)
 from harness.protocol import same_json, validate
+from harness.running import Operation, Scenario, ScenarioRun, Session
 from harness.suite._evidence import (
     ToolCall,
     answered_tool_call,

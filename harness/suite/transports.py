@@ -7,7 +7,7 @@ session, a legacy server.
 
 Each check names its trigger (the exchange it is about) and judges it by the spec's
 words; the header checks are the root causes of the mock's refusals
-(harness/_preconditions.py), so they judge every request the client made, refused ones
+(harness/judging/_preconditions.py), so they judge every request the client made, refused ones
 included, and are blocked by no other refusal.
 """
 
@@ -20,13 +20,24 @@ from urllib.parse import urlsplit
 
 import anyio
 
-from harness._catalogue import check
-from harness._judging import not_judged
-from harness._run import MAY_HAPPEN_BOUND, Operation, Scenario, ScenarioRun, Session
-from harness._triggers import Trigger, client_sent, fault, http, trigger
-from harness._verdicts import Verdict, blocked, fail, not_applicable, passed, warn
-from harness.clients._contract import HttpTarget, StdioTarget
+from harness.clients import HttpTarget, StdioTarget
+from harness.judging import (
+    Trigger,
+    Verdict,
+    blocked,
+    check,
+    client_sent,
+    fail,
+    fault,
+    http,
+    not_applicable,
+    not_judged,
+    passed,
+    trigger,
+    warn,
+)
 from harness.protocol import same_json
+from harness.running import MAY_HAPPEN_BOUND, Operation, Scenario, ScenarioRun, Session
 from harness.suite._evidence import (
     body_messages,
     cancelled_by_notification,

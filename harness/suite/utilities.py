@@ -11,12 +11,22 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from harness._catalogue import check
-from harness._run import Entries, Operation, Scenario, ScenarioRun, Session
-from harness._triggers import Trigger, asked, client_sent, server_sent, trigger
-from harness._verdicts import Verdict, fail, not_applicable, passed, warn
-from harness.clients._contract import ClientEvent, Handlers
+from harness.clients import ClientEvent, Handlers
+from harness.judging import (
+    Trigger,
+    Verdict,
+    asked,
+    check,
+    client_sent,
+    fail,
+    not_applicable,
+    passed,
+    server_sent,
+    trigger,
+    warn,
+)
 from harness.protocol import META_SUBSCRIPTION_ID, same_json
+from harness.running import Entries, Operation, Scenario, ScenarioRun, Session
 from harness.suite._evidence import (
     HANDSHAKE,
     STATELESS,

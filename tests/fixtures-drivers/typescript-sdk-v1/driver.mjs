@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // A FROZEN COPY of examples/drivers/typescript-sdk/driver.mjs as it was under driver
-// protocol v1, kept as a test fixture: tests/test_e2e_real_clients.py runs the suite through
+// protocol v1, kept as a test fixture: tests/e2e/test_e2e_real_clients.py runs the suite through
 // it to show that a v1 driver keeps passing what it passed (backward compatibility of 1.1).
 // Do not update it; the example driver is the one to copy.
 //

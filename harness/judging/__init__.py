@@ -1,0 +1,47 @@
+"""Judging: from a scenario run to one verdict per check.
+
+`_verdicts` the verdicts and what each means; `_triggers` the conditions that make a check
+applicable; `_catalogue` the registry every check is declared into (its requirements, trigger
+and rule); `_preconditions` the root causes a run holds (what blocks the rest); `_judge`
+applies a check to a run, in that order: SKIP, root cause, trigger, rule.
+"""
+
+from __future__ import annotations
+
+from harness.judging._catalogue import CATALOGUE, TRANSPORTS, Check, check
+from harness.judging._judge import judge, not_judged
+from harness.judging._triggers import Trigger, asked, client_sent, fault, http, server_sent, trigger
+from harness.judging._verdicts import (
+    Status,
+    Verdict,
+    blocked,
+    fail,
+    not_applicable,
+    passed,
+    skip,
+    warn,
+)
+
+__all__ = [
+    "CATALOGUE",
+    "TRANSPORTS",
+    "Check",
+    "Status",
+    "Trigger",
+    "Verdict",
+    "asked",
+    "blocked",
+    "check",
+    "client_sent",
+    "fail",
+    "fault",
+    "http",
+    "judge",
+    "not_applicable",
+    "not_judged",
+    "passed",
+    "server_sent",
+    "skip",
+    "trigger",
+    "warn",
+]

@@ -1,0 +1,529 @@
+"""Reports: per-check JSON, a markdown and an HTML matrix, and a summary line."""
+
+from __future__ import annotations
+
+import html
+import json
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from harness.reports._baseline_report import (
+    MARK,
+    baselined_cells,
+    baselined_count,
+    baselined_html,
+    baselined_markdown,
+)
+from mock_servers import package_version
+
+__all__ = [
+    "LEGEND",
+    "area",
+    "check_anchor",
+    "format_evidence",
+    "item_anchor",
+    "matrix",
+    "root_cause_lines",
+    "root_causes",
+    "summary_line",
+    "terminal_summary",
+    "write_reports",
+]
+
+# Worst first: a cell of the matrix shows the worst verdict among its items (a check
+# seen to pass in one scenario of a column and not applicable in another passed there).
+_ORDER = ("FAIL", "BLOCKED", "WARN", "PASS", "N/A", "SKIP")
+_MEANS = {
+    "FAIL": "a MUST violated",
+    "BLOCKED": "not judged, a precondition failed (see its root cause)",
+    "WARN": "a SHOULD violated",
+    "PASS": "seen, and right",
+    "N/A": "the condition never arose",
+    "SKIP": "the client declared it does not support what the check needs",
+}
+_MARK = {
+    "PASS": "PASS",
+    "FAIL": "FAIL",
+    "WARN": "WARN",
+    "BLOCKED": "blkd",
+    "N/A": "n/a",
+    "SKIP": "skip",
+    None: "",
+}
+
+
+def _short(value: Any, limit: int = 160) -> str:
+    text = json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def format_evidence(evidence: Iterable[Mapping[str, Any]]) -> list[str]:
+    """One readable line per piece of evidence (transcript entry or operation)."""
+    lines = []
+    for item in evidence:
+        if "op" in item:
+            outcome = (
+                f"error {_short(item['error'])}"
+                if "error" in item
+                else f"-> {_short(item.get('value'))}"
+            )
+            lines.append(f"client.{item['op']}({_short(item.get('args'), 80)}) {outcome}")
+            continue
+        kind = item.get("kind")
+        head = f"#{item.get('seq')} t={item.get('t')}s {kind}"
+        if kind == "message":
+            lines.append(f"{head} {item.get('direction')}: {_short(item.get('message'))}")
+        elif kind == "http_request":
+            lines.append(
+                f"{head} {item.get('method')} {item.get('path')} headers={_short(item.get('headers'), 200)}"
+                f" body={_short(item.get('body'), 120)}"
+            )
+        elif kind == "http_response":
+            lines.append(
+                f"{head} status={item.get('status')} headers={_short(item.get('headers'), 200)}"
+            )
+        else:
+            rest = {k: v for k, v in item.items() if k not in ("seq", "t", "kind")}
+            lines.append(f"{head} {_short(rest)}")
+    return lines
+
+
+def summary_line(results: Sequence[Mapping[str, Any]]) -> str:
+    """`N items of M checks for <client>: ...`: an item is one check judged on one run."""
+    counts = Counter(str(r["status"]) for r in results)
+    parts = ", ".join(f"{counts[s]} {s}" for s in _ORDER if counts[s])
+    clients = sorted({str(r.get("client")) for r in results if r.get("client")})
+    who = f" for {', '.join(clients)}" if clients else ""
+    checks = len({r.get("check") for r in results})
+    baselined = _baselined_note(results)
+    return f"mcp-testbench: {len(results)} items of {checks} checks{who}: {parts or 'none ran'}{baselined}"
+
+
+def _baselined_note(results: Sequence[Mapping[str, Any]]) -> str:
+    count = baselined_count(results)
+    return f" ({count} of them baselined)" if count else ""
+
+
+def root_causes(results: Sequence[Mapping[str, Any]]) -> list[tuple[str, str, int, str]]:
+    """What to fix first: (root cause, its own verdict, items it blocks, why), most
+    blocking first. A root cause is a check (its worst verdict in this run, or "not
+    judged" when no scenario of the run judged it) or a failure of the client itself."""
+    blocked = Counter(str(r["root"]) for r in results if r["status"] == "BLOCKED")
+    reasons: dict[str, str] = {}
+    for r in results:
+        if r["status"] == "BLOCKED":
+            reasons.setdefault(str(r["root"]), _cause_reason(str(r["reason"]), str(r["root"])))
+    own: dict[str, str] = {}
+    for r in results:
+        current = own.get(str(r["check"]))
+        status = str(r["status"])
+        if current is None or _ORDER.index(status) < _ORDER.index(current):
+            own[str(r["check"])] = status
+    rows = []
+    for root, count in blocked.most_common():
+        verdict = own.get(root, "FAIL" if root.startswith("client.") else "not judged")
+        why = reasons[root]
+        rows.append((root, verdict, count, why))
+    return rows
+
+
+def _cause_reason(reason: str, root: str) -> str:
+    """The root cause's own words in a BLOCKED item's reason (harness/judging/_judge.py writes
+    "blocked by ROOT: WHY", or "not judged: TRIGGER did not happen; WHY")."""
+    direct = f"blocked by {root}: "
+    if reason.startswith(direct):
+        return reason[len(direct) :]
+    if reason.startswith("not judged: ") and " did not happen; " in reason:
+        return reason.split(" did not happen; ", 1)[1]
+    return reason.split(": ", 1)[-1]
+
+
+def root_cause_lines(results: Sequence[Mapping[str, Any]]) -> list[str]:
+    return [
+        f"{root} {verdict} blocks {count} item{'s' if count != 1 else ''}: {why}"
+        for root, verdict, count, why in root_causes(results)
+    ]
+
+
+WIDTH = 100
+"""The terminal summary fits this many columns."""
+
+LEGEND = (
+    f"legend: FAIL {_MEANS['FAIL']} | BLOCKED {_MEANS['BLOCKED']}",
+    f"        WARN {_MEANS['WARN']} | PASS {_MEANS['PASS']} | N/A {_MEANS['N/A']}",
+    f"        SKIP {_MEANS['SKIP']}",
+)
+
+
+def _clip(text: str, width: int = WIDTH) -> str:
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def _fit(head: str, parts: Sequence[str], width: int = WIDTH) -> str:
+    """`head` and as many of `parts` as fit in `width` columns, then "+N more"."""
+    line = head
+    for index, part in enumerate(parts):
+        rest = len(parts) - index - 1
+        more = f", +{rest} more" if rest else ""
+        candidate = f"{line}{', ' if line != head else ''}{part}"
+        if len(candidate + more) > width:
+            return f"{line}{', ' if line != head else ''}+{len(parts) - index} more"
+        line = candidate
+    return line
+
+
+def _area_table(results: Sequence[Mapping[str, Any]]) -> list[str]:
+    by_area: dict[str, Counter[str]] = {}
+    checks: dict[str, set[str]] = {}
+    for r in results:
+        name = area(str(r["check"]))
+        by_area.setdefault(name, Counter())[str(r["status"])] += 1
+        checks.setdefault(name, set()).add(str(r["check"]))
+    width = max([len(a) for a in by_area] + [5])
+    lines = [f"{'area':<{width}}  checks" + "".join(f"{s:>9}" for s in _ORDER)]
+    for name in sorted(by_area):
+        lines.append(
+            f"{name:<{width}}  {len(checks[name]):>6}"
+            + "".join(f"{by_area[name][s] or '-':>9}" for s in _ORDER)
+        )
+    total: Counter[str] = sum(by_area.values(), Counter())
+    lines.append(
+        f"{'all':<{width}}  {sum(len(c) for c in checks.values()):>6}"
+        + "".join(f"{total[s] or '-':>9}" for s in _ORDER)
+    )
+    return lines
+
+
+def _failing_checks(results: Sequence[Mapping[str, Any]]) -> list[str]:
+    """One line per check that FAILs or WARNs somewhere, worst first, naming where (the
+    revision and the transport as the flags spell them). BLOCKED items are summed up by
+    their root causes instead."""
+    where: dict[tuple[str, str], list[str]] = {}
+    levels: dict[str, str] = {}
+    for r in results:
+        status = str(r["status"])
+        if status in ("FAIL", "WARN"):
+            column = f"{r['revision']} {r['transport']}"
+            places = where.setdefault((status, str(r["check"])), [])
+            if column not in places:
+                places.append(column)
+            levels[str(r["check"])] = f"{r['level']} {', '.join(r['requirements'])}"
+    lines = []
+    for status, check in sorted(where, key=lambda k: (_ORDER.index(k[0]), k[1])):
+        head = f"  {status} {check} ({levels[check]}) in "
+        lines.append(_fit(head, sorted(where[(status, check)])))
+    return lines
+
+
+def terminal_summary(results: Sequence[Mapping[str, Any]]) -> list[str]:
+    """What the terminal shows at the end of a run, every line at most WIDTH columns:
+    the root causes, the items per area and verdict, the checks that FAIL or WARN and
+    where, a legend, and the summary line last."""
+    if not results:
+        return [summary_line(results)]
+    lines = []
+    roots = root_cause_lines(results)
+    if roots:
+        lines.append("mcp-testbench: root causes (fix these first):")
+        lines += [_clip(f"  {line}") for line in roots]
+    lines += _area_table(results)
+    failing = _failing_checks(results)
+    if failing:
+        lines.append("checks that FAIL or WARN, and where (revision transport):")
+        lines += failing
+    lines += LEGEND
+    summary = summary_line(results)
+    if len(summary) > WIDTH:  # the counts go on a line of their own
+        head, _, counts = summary.rpartition(": ")
+        lines += [f"{head}:", _clip(f"  {counts}")]
+    else:
+        lines.append(summary)
+    return lines
+
+
+def matrix(
+    results: Sequence[Mapping[str, Any]],
+) -> tuple[list[str], list[tuple[str, str, dict[str, str]]]]:
+    """Columns (revision/transport) and rows (check, level, cell per column)."""
+    columns = sorted({f"{r['revision']} {r['transport']}" for r in results})
+    cells: dict[str, dict[str, str]] = {}
+    levels: dict[str, str] = {}
+    for r in results:
+        column = f"{r['revision']} {r['transport']}"
+        row = cells.setdefault(str(r["check"]), {})
+        levels[str(r["check"])] = f"{r['level']} {', '.join(r['requirements'])}"
+        current = row.get(column)
+        status = str(r["status"])
+        if current is None or _ORDER.index(status) < _ORDER.index(current):
+            row[column] = status
+    rows = [(check, levels[check], cells[check]) for check in sorted(cells)]
+    return columns, rows
+
+
+def _markdown(results: Sequence[Mapping[str, Any]]) -> str:
+    columns, rows = matrix(results)
+    out = ["# MCP client conformance", "", summary_line(results), ""]
+    roots = root_cause_lines(results)
+    if roots:
+        out += ["## Root causes (fix these first)", "", *[f"- {line}" for line in roots], ""]
+    out.append("| check | requirement | " + " | ".join(columns) + " |")
+    out.append("|---|---|" + "---|" * len(columns))
+    mark = _baselined_mark(results)
+    for check, level, row in rows:
+        out.append(
+            f"| {check} | {level} | "
+            + " | ".join(_MARK[row.get(c)] + mark(check, c) for c in columns)
+            + " |"
+        )
+    out += baselined_markdown(results)
+    out += _markdown_not_passed(results)
+    return "\n".join(out) + "\n"
+
+
+def _markdown_not_passed(results: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Every item that did not pass, worst first, with its requirement and why."""
+    shown = [r for r in results if r["status"] != "PASS"]
+    if not shown:
+        return []
+    out = ["", "## Not passed, worst first", ""]
+    for r in sorted(shown, key=lambda r: (_ORDER.index(str(r["status"])), str(r["id"]))):
+        root = f" (blocked by `{r['root']}`)" if r.get("root") else ""
+        out.append(
+            f"- **{r['status']}** `{r['id']}` ({r['level']} {', '.join(r['requirements'])}, "
+            f"[spec]({r['spec']})){root}: {r['reason']}"
+        )
+    return out
+
+
+def _css_name(status: str) -> str:
+    return status.replace("/", "").lower()
+
+
+_COLOURS = {
+    "PASS": "#c8f7c5",
+    "FAIL": "#f7c5c5",
+    "BLOCKED": "#e7b5e7",
+    "WARN": "#f7ecc5",
+    "N/A": "#f4f4f4",
+    "SKIP": "#e8e8e8",
+}
+
+_CSS = """
+body{font-family:sans-serif;margin:1em;max-width:100%;box-sizing:border-box}
+table{border-collapse:collapse}td,th{border:1px solid #999;padding:2px 6px;font-size:13px}
+th{text-align:left}.matrix{overflow-x:auto;max-width:100%}.matrix td{text-align:center}
+.items td{vertical-align:top;overflow-wrap:anywhere}.items{width:100%}
+pre{white-space:pre-wrap;overflow-wrap:anywhere;font-size:12px;margin:2px 0}
+.filters label{margin-right:1em}.meta td,.meta th{border:none;padding:0 1em 0 0}
+""" + "".join(f".v-{_css_name(s)}{{background:{c}}}" for s, c in _COLOURS.items())
+
+# Plain JS, no library: the filters hide matrix columns (revision, transport), matrix rows
+# (area; verdict: a row stays when one of its visible cells has that verdict) and item
+# rows. Their state lives in the URL fragment (#verdict=FAIL&transport=http), so a filtered
+# view can be linked to, and a headless browser can be pointed at one.
+_JS = """
+(function(){
+var names=['verdict','revision','transport','area'];
+function state(){var s={};names.forEach(function(n){s[n]=document.getElementById('f-'+n).value;});return s;}
+function keep(el,s,keys){return keys.every(function(k){return !s[k]||el.dataset[k]===s[k];});}
+function apply(){
+  var s=state();
+  document.querySelectorAll('.matrix [data-revision]').forEach(function(c){
+    c.hidden=!keep(c,s,['revision','transport']);});
+  document.querySelectorAll('.matrix tr[data-area]').forEach(function(r){
+    var shown=!s.area||r.dataset.area===s.area;
+    if(shown&&s.verdict){shown=Array.prototype.some.call(r.querySelectorAll('td[data-verdict]'),
+      function(c){return !c.hidden&&c.dataset.verdict===s.verdict;});}
+    r.hidden=!shown;});
+  var n=0;
+  document.querySelectorAll('.items tr[data-verdict]').forEach(function(r){
+    r.hidden=!keep(r,s,names);if(!r.hidden){n++;}});
+  document.getElementById('shown').textContent=n;
+  var parts=names.filter(function(k){return s[k];}).map(function(k){return k+'='+encodeURIComponent(s[k]);});
+  history.replaceState(null,'',parts.length?'#'+parts.join('&'):location.pathname+location.search);
+}
+function load(){
+  location.hash.replace(/^#/,'').split('&').forEach(function(p){
+    var kv=p.split('='),el=document.getElementById('f-'+kv[0]);
+    if(el&&kv.length===2){el.value=decodeURIComponent(kv[1]);}});
+}
+names.forEach(function(n){document.getElementById('f-'+n).addEventListener('change',apply);});
+load();apply();
+})();
+"""
+
+
+def area(check_id: str) -> str:
+    """The area of a check: its id up to the first dot (`http.session-id-echoed` is http)."""
+    return check_id.split(".", 1)[0]
+
+
+def _e(value: Any) -> str:
+    return html.escape(str(value))
+
+
+def _html_meta(results: Sequence[Mapping[str, Any]], generated: datetime) -> str:
+    clients = sorted({str(r.get("client")) for r in results if r.get("client")})
+    rows = [
+        ("client", ", ".join(clients) or "none ran"),
+        ("suite", f"mcp-testbench {package_version()}"),
+        ("date", generated.strftime("%Y-%m-%d %H:%M:%S UTC")),
+    ]
+    cells = "".join(f"<tr><th>{name}</th><td>{_e(value)}</td></tr>" for name, value in rows)
+    return f'<table class="meta">{cells}</table><p>{_e(summary_line(results))}</p>'
+
+
+def _html_roots(results: Sequence[Mapping[str, Any]]) -> str:
+    lines = root_cause_lines(results)
+    if not lines:
+        return ""
+    items = "".join(f"<li><b>root cause</b> {_e(line)}</li>" for line in lines)
+    return f"<h2>Root causes (fix these first)</h2><ul>{items}</ul>"
+
+
+def _html_filters(results: Sequence[Mapping[str, Any]]) -> str:
+    options = {
+        "verdict": [s for s in _ORDER if any(r["status"] == s for r in results)],
+        "revision": sorted({str(r["revision"]) for r in results}),
+        "transport": sorted({str(r["transport"]) for r in results}),
+        "area": sorted({area(str(r["check"])) for r in results}),
+    }
+    selects = "".join(
+        f'<label>{name} <select id="f-{name}"><option value="">all</option>'
+        + "".join(f'<option value="{_e(v)}">{_e(v)}</option>' for v in values)
+        + "</select></label>"
+        for name, values in options.items()
+    )
+    return f'<p class="filters">{selects}</p>'
+
+
+def _html_matrix(results: Sequence[Mapping[str, Any]]) -> str:
+    columns, rows = matrix(results)
+    split = [tuple(c.split(" ", 1)) for c in columns]
+    revisions = sorted({rev for rev, _ in split})
+    top = "".join(
+        f'<th colspan="{sum(1 for r, _ in split if r == rev)}">{_e(rev)}</th>' for rev in revisions
+    )
+    # Column headers carry the same data as their cells, so a filter hides them alike.
+    sub = "".join(
+        f'<th data-revision="{_e(rev)}" data-transport="{_e(tr)}">{_e(tr)}</th>'
+        for rev, tr in split
+    )
+    body = []
+    mark = _baselined_mark(results)
+    for check, level, row in rows:
+        cells = "".join(
+            f'<td class="v-{_css_name(row.get(c) or "")}" data-revision="{_e(rev)}" '
+            f'data-transport="{_e(tr)}" data-verdict="{_e(row.get(c) or "")}">'
+            f"{_MARK[row.get(c)]}{mark(check, c)}</td>"
+            for c, (rev, tr) in zip(columns, split, strict=True)
+        )
+        body.append(
+            f'<tr id="{_e(check_anchor(check))}" data-area="{_e(area(check))}"><th>{_e(check)}</th>'
+            f"<td>{_e(level)}</td>{cells}</tr>"
+        )
+    return (
+        '<h2>Matrix</h2><div class="matrix"><table>'
+        f'<tr><th rowspan="2">check</th><th rowspan="2">requirement</th>{top}</tr><tr>{sub}</tr>'
+        f"{''.join(body)}</table></div>"
+    )
+
+
+def _html_item(r: Mapping[str, Any]) -> str:
+    status = str(r["status"])
+    why = _e(r["reason"])
+    if status == "BLOCKED":
+        why = f"<b>blocked by {_e(r.get('root'))}</b>: {why}"
+    evidence = ""
+    if status in ("FAIL", "WARN", "BLOCKED") and r.get("evidence"):
+        lines = format_evidence(r["evidence"])
+        opened = " open" if status == "FAIL" else ""  # a FAIL shows its proof at once
+        evidence = f"<details{opened}><summary>transcript ({len(lines)})</summary><pre>{_e(chr(10).join(lines))}</pre></details>"
+    requirement = f"{r['level']} {', '.join(r['requirements'])}"
+    return (
+        f'<tr id="{_e(item_anchor(str(r["id"])))}" class="v-{_css_name(status)}" '
+        f'data-verdict="{_e(status)}" '
+        f'data-revision="{_e(r["revision"])}" data-transport="{_e(r["transport"])}" '
+        f'data-area="{_e(area(str(r["check"])))}">'
+        f"<td>{_e(status)}</td><td><code>{_e(r['id'])}</code></td>"
+        f'<td>{_e(requirement)} (<a href="{_e(r["spec"])}">spec</a>)</td>'
+        f"<td>{why}{evidence}</td></tr>"
+    )
+
+
+def _html_items(results: Sequence[Mapping[str, Any]]) -> str:
+    """Every item that did not pass, worst first: what to read after the root causes
+    (a PASS is a cell of the matrix; its evidence is in the JSON report)."""
+    shown = [r for r in results if r["status"] != "PASS"]
+    ordered = sorted(shown, key=lambda r: (_ORDER.index(str(r["status"])), str(r["id"])))
+    if not ordered:
+        return "<h2>Every item passed</h2>"
+    return (
+        f'<h2>Not passed: <span id="shown">{len(ordered)}</span> items, worst first</h2>'
+        # Automatic layout: long ids break anywhere, so the table never outgrows the page.
+        '<table class="items"><colgroup><col><col style="width:30%"><col style="width:15%">'
+        "<col></colgroup>"
+        "<tr><th>verdict</th><th>item</th><th>requirement</th><th>why</th></tr>"
+        f"{''.join(_html_item(r) for r in ordered)}</table>"
+    )
+
+
+def _html_legend() -> str:
+    marks = "; ".join(f"<b>{_MARK[s]}</b> {_e(_MEANS[s])}" for s in _ORDER)
+    return f"<p>{marks}; an empty cell: the check does not apply there.</p>"
+
+
+def _html(results: Sequence[Mapping[str, Any]], generated: datetime) -> str:
+    """One self-contained page: inline CSS and JS, no request to any network."""
+    return (
+        "<!doctype html><html><head><meta charset='utf-8'>"
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>MCP client conformance</title><style>{_CSS}</style></head><body>"
+        "<h1>MCP client conformance</h1>"
+        + _html_meta(results, generated)
+        + _html_roots(results)
+        + _html_filters(results)
+        + _html_items(results)
+        + _html_matrix(results)
+        + _html_legend()
+        + baselined_html(results)
+        + f"<script>{_JS}</script></body></html>\n"
+    )
+
+
+def item_anchor(result_id: str) -> str:
+    """The HTML report's anchor of one item (what `mcp-testbench compare` links to)."""
+    return result_id
+
+
+def check_anchor(check_id: str) -> str:
+    """The HTML report's anchor of a check's row in the matrix."""
+    return f"check-{check_id}"
+
+
+def _baselined_mark(results: Sequence[Mapping[str, Any]]) -> Callable[[str, str], str]:
+    cells = baselined_cells(results)
+    return lambda check, column: MARK if (check, column) in cells else ""
+
+
+def write_reports(
+    results: Sequence[Mapping[str, Any]], path: Path, *, generated: datetime | None = None
+) -> None:
+    """Write `results` to `path` in the format its suffix names (.json, .md, .html)."""
+    generated = generated or datetime.now(timezone.utc)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    ordered = sorted(results, key=lambda r: str(r["id"]))
+    if path.suffix == ".json":
+        text = json.dumps(
+            {"format_version": 1, "results": ordered}, indent=2, ensure_ascii=False, default=str
+        )
+        path.write_text(text + "\n", encoding="utf-8")
+    elif path.suffix == ".md":
+        path.write_text(_markdown(ordered), encoding="utf-8")
+    elif path.suffix == ".html":
+        path.write_text(_html(ordered, generated), encoding="utf-8")
+    else:
+        raise ValueError(f"{path}: unknown report format; use .json, .md or .html")

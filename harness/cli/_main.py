@@ -78,6 +78,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="with --http: allow a host other than loopback (the mock has no authentication)",
     )
     serve.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="with --http: answer requests whose Host is NAME too (a proxy's or a container's "
+        "name); other names than loopback get 421, against DNS rebinding (repeatable)",
+    )
+    serve.add_argument(
         "--shared-script",
         action="store_true",
         help="with --http: one script run for every session (a second client goes on where "
@@ -329,6 +337,7 @@ def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             for flag, given in (
                 ("--sse-legacy", args.sse_legacy),
                 ("--allow-remote", args.allow_remote),
+                ("--allow-host", bool(args.allow_host)),
                 ("--shared-script", args.shared_script),
             )
             if given
@@ -364,6 +373,7 @@ def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             transcript_path=args.transcript,
             shared=args.shared_script,
             allow_remote=args.allow_remote,
+            allow_hosts=args.allow_host,
             ready=ready,
             announce=_stderr,
             log=None if args.quiet else _stderr,

@@ -12,6 +12,7 @@ from harness.protocol._jsonrpc import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
+    MAX_DEPTH,
     METHOD_NOT_FOUND,
     PARSE_ERROR,
     Batch,
@@ -27,6 +28,7 @@ from harness.protocol._jsonrpc import (
     decode_json,
     encode,
     is_request_id,
+    nested_deeper_than,
     parse,
 )
 from harness.protocol._jsonvalue import json_type, same_json
@@ -59,6 +61,7 @@ __all__ = [
     "INVALID_PARAMS",
     "INVALID_REQUEST",
     "LATEST",
+    "MAX_DEPTH",
     "META_SUBSCRIPTION_ID",
     "METHOD_NOT_FOUND",
     "PARSE_ERROR",
@@ -89,6 +92,7 @@ __all__ = [
     "is_request_id",
     "is_stateless",
     "json_type",
+    "nested_deeper_than",
     "parse",
     "parse_all",
     "request_methods",

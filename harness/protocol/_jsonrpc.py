@@ -17,6 +17,7 @@ __all__ = [
     "INTERNAL_ERROR",
     "INVALID_PARAMS",
     "INVALID_REQUEST",
+    "MAX_DEPTH",
     "METHOD_NOT_FOUND",
     "PARSE_ERROR",
     "Batch",
@@ -32,6 +33,7 @@ __all__ = [
     "decode_json",
     "encode",
     "is_request_id",
+    "nested_deeper_than",
     "parse",
 ]
 
@@ -40,6 +42,12 @@ INVALID_REQUEST = -32600
 METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
+
+#: The deepest nesting of arrays and objects a JSON text may have here. Python's decoder
+#: runs out of stack near a thousand levels, and every recursive reader after it (schema
+#: validation, encoding, pattern matching) much sooner; MCP messages are nowhere near this
+#: deep, and a text that is gets a parse error instead of crashing whoever reads it.
+MAX_DEPTH = 128
 
 RequestId = int | str
 Params = dict[str, Any] | list[Any] | None
@@ -201,10 +209,33 @@ def decode_json(data: bytes | str) -> Any:
     if text.startswith("\ufeff"):
         raise ProtocolError(PARSE_ERROR, "a byte order mark precedes the JSON text")
     try:
-        return _DECODER.decode(text)
+        value = _DECODER.decode(text)
     except (ValueError, RecursionError) as exc:
-        reason = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc) or "too deep"
+        if isinstance(exc, RecursionError):
+            raise ProtocolError(PARSE_ERROR, _TOO_DEEP) from None
+        reason = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
         raise ProtocolError(PARSE_ERROR, f"not valid JSON: {reason}") from None
+    # Fewer brackets than the limit cannot nest past it: the walk is for the rare text
+    # that has more (str.count is cheap beside the decoding itself).
+    if text.count("[") + text.count("{") > MAX_DEPTH and nested_deeper_than(value, MAX_DEPTH):
+        raise ProtocolError(PARSE_ERROR, _TOO_DEEP)
+    return value
+
+
+_TOO_DEEP = f"not accepted: arrays and objects nested more than {MAX_DEPTH} levels deep"
+
+
+def nested_deeper_than(value: Any, limit: int) -> bool:
+    """Whether arrays and objects nest more than `limit` levels deep in `value` (without
+    recursion, which is what such a value would exhaust)."""
+    stack: list[tuple[Any, int]] = [(value, 1)] if isinstance(value, (dict, list)) else []
+    while stack:
+        node, depth = stack.pop()
+        children = node.values() if isinstance(node, dict) else node
+        if depth > limit:
+            return True
+        stack.extend((c, depth + 1) for c in children if isinstance(c, (dict, list)))
+    return False
 
 
 def parse(data: bytes | str, *, allow_batch: bool = False) -> Message | Batch:

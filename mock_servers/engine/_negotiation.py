@@ -23,7 +23,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.protocol import HANDSHAKE_REVISIONS, STATELESS_REVISIONS
+from harness.protocol import (
+    HANDSHAKE_REVISIONS,
+    STATELESS_REVISIONS,
+    ProtocolError,
+    decode_json,
+)
 from mock_servers.engine._engine import META_PROTOCOL_VERSION
 from mock_servers.engine._script import Script, ScriptError
 from mock_servers.engine._transcript import Transcript
@@ -72,8 +77,8 @@ class Choice:
 def first_message(data: bytes | str) -> dict[str, Any] | None:
     """The first JSON-RPC object in a body or line (a batch's first), or None."""
     try:
-        value = json.loads(data)
-    except (ValueError, UnicodeDecodeError):
+        value = decode_json(data)
+    except ProtocolError:  # not JSON, not UTF-8, or nested too deep: no revision in it
         return None
     if isinstance(value, list) and value:
         value = value[0]
@@ -87,8 +92,11 @@ def _meta_version(message: Mapping[str, Any]) -> str | None:
     return version if isinstance(version, str) else None
 
 
-def choose_revision(allowed: Sequence[str], message: Mapping[str, Any] | None) -> Choice:
-    """The revision to serve a client whose first message is `message` (see the module)."""
+def choose_revision(
+    allowed: Sequence[str], message: Mapping[str, Any] | None, *, version_header: str | None = None
+) -> Choice:
+    """The revision to serve a client whose first message is `message` (see the module);
+    `version_header` is the MCP-Protocol-Version header it came with, over HTTP."""
     handshake = [r for r in allowed if r in HANDSHAKE_REVISIONS]
     stateless = [r for r in allowed if r in STATELESS_REVISIONS]
     newest = allowed[-1]
@@ -114,6 +122,19 @@ def choose_revision(allowed: Sequence[str], message: Mapping[str, Any] | None) -
                 "-32601 and the client may fall back to initialize",
                 probe=True,
             )
+    if version_header in allowed:
+        return Choice(
+            str(version_header), f"its MCP-Protocol-Version header names {version_header}"
+        )
+    if handshake:
+        # Every 2026-07-28 request names its revision in _meta; one that does not, with no
+        # session, is a handshake-era client's (one that lost or never echoed its session
+        # id): it gets that era's answers (400 or 404), not a 2026 header error.
+        return Choice(
+            handshake[-1],
+            f"the first message ({method or 'not a request'}) names no 2026-era revision: "
+            "answered as the handshake era",
+        )
     return Choice(newest, f"the first message ({method or 'not a request'}) names no revision")
 
 

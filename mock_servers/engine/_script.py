@@ -23,7 +23,14 @@ from typing import Any, Literal
 
 import jsonschema
 
-from harness.protocol import HANDSHAKE_REVISIONS, META_SUBSCRIPTION_ID, REVISIONS, is_stateless
+from harness.protocol import (
+    HANDSHAKE_REVISIONS,
+    MAX_DEPTH,
+    META_SUBSCRIPTION_ID,
+    REVISIONS,
+    is_stateless,
+    nested_deeper_than,
+)
 from mock_servers.engine._auth_settings import AuthSettings, auth_settings
 from mock_servers.engine._patterns import OPERATORS, is_operator, match
 from mock_servers.engine._send_gate import jsonrpc_in_text, split_mark
@@ -242,6 +249,12 @@ def _read_script(path: Path) -> Script:
         raise ScriptError(source, "", "no such file", "check the path") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ScriptError(source, "", f"cannot read it: {exc}", "save it as UTF-8 JSON") from None
+    too_deep = ScriptError(
+        source,
+        "",
+        f"nested more than {_MAX_SCRIPT_DEPTH} levels deep",
+        f"no message may nest more than {MAX_DEPTH} levels (a parse error to any reader)",
+    )
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -251,7 +264,15 @@ def _read_script(path: Path) -> Script:
             f"not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})",
             "correct the JSON syntax there",
         ) from None
+    except RecursionError:
+        raise too_deep from None
+    if nested_deeper_than(data, _MAX_SCRIPT_DEPTH):
+        raise too_deep
     return parse_script(data, source=source)
+
+
+# A script holds its messages a few levels down (steps, a step, its reply).
+_MAX_SCRIPT_DEPTH = MAX_DEPTH + 16
 
 
 def parse_script(data: Any, *, source: str = "<script>") -> Script:

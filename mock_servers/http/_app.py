@@ -62,10 +62,12 @@ from mock_servers.engine import (
 from mock_servers.http._auth_server import AuthMock
 from mock_servers.http._headers import (
     HEADER_MISMATCH,
+    LOOPBACK_HOSTS,
     ParamHeaders,
     accepts,
     declared_param_headers,
     header_mismatch,
+    host_allowed,
     loopback_origin,
 )
 from mock_servers.http._streams import Plan, Push, SseStream, StreamHub
@@ -161,6 +163,9 @@ class HttpMock:
         self.revision = served
         self.transport = transport
         self.settings = script.http
+        #: The `Host` names it answers besides loopback addresses; None: any (a server bound
+        #: beyond loopback with --allow-remote). Anything else gets 421.
+        self.allowed_hosts: frozenset[str] | None = LOOPBACK_HOSTS
         self.answer_timeout = answer_timeout
         self.transcript = transcript or Transcript(
             script=script.name, revision=served, transport=transport
@@ -325,6 +330,9 @@ class HttpMock:
             later = self._apply_actions(initial)
             if later:
                 self._note("delay steps before the first expect step are ignored over HTTP")
+        if not host_allowed(ex.headers.get("host"), self.allowed_hosts):
+            await self._misdirected(ex)
+            return
         if not self._origin_ok(ex):
             text = f"Forbidden: Origin {ex.headers.get('origin', '')!r} is not allowed"
             await self._refuse(ex, 403, "origin", text, error=_error(None, SERVER_ERROR, text))
@@ -376,6 +384,19 @@ class HttpMock:
             headers=challenge.headers,
         )
         return True
+
+    async def _misdirected(self, ex: Exchange) -> None:
+        names = ", ".join(sorted(self.allowed_hosts or ()))
+        text = (
+            f"Misdirected Request: Host {ex.headers.get('host', '')!r} is not this server "
+            f"(it answers {names} and loopback addresses only, so that a web page cannot reach "
+            "it through DNS rebinding); serve another name with `mcp-testbench serve "
+            "--allow-host NAME`, or any with --allow-remote"
+        )
+        # Not the client's doing (it used the URL it was given): scripted, blocks nothing.
+        await self._refuse(
+            ex, 421, "host", text, scripted=True, error=_error(None, SERVER_ERROR, text)
+        )
 
     def _origin_ok(self, ex: Exchange) -> bool:
         origin = ex.headers.get("origin")

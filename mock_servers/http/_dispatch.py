@@ -42,6 +42,7 @@ from mock_servers.engine import (
     served_revisions,
 )
 from mock_servers.http._app import DEFAULT_ANSWER_TIMEOUT, HttpMock
+from mock_servers.http._headers import LOOPBACK_HOSTS
 from mock_servers.http._wire import MAX_BODY, Receive, Scope, Send
 
 __all__ = ["Dispatcher"]
@@ -117,6 +118,7 @@ class Dispatcher:
         shared: bool = False,
         announce: Announce | None = None,
         log: Announce | None = None,
+        allowed_hosts: frozenset[str] | None = LOOPBACK_HOSTS,
     ) -> None:
         allowed = served_revisions(script, transport)
         if revision is not None:
@@ -136,6 +138,7 @@ class Dispatcher:
         self.transcript = transcript
         self.answer_timeout = answer_timeout
         self.shared = shared
+        self.allowed_hosts = allowed_hosts
         self.path = script.http.path
         self.sessions: list[_Session] = []
         self.probes: list[_Session] = []
@@ -170,7 +173,7 @@ class Dispatcher:
             body = b""
             if scope.get("method") == "POST":
                 body, receive = await _peek(receive)
-            target = self._pick(scope, body)
+            target = self._pick(scope, body, headers.get("mcp-protocol-version"))
         await target.mock(scope, receive, send)
         if scope.get("method") == "DELETE" and target.ended():
             target.mock.finish()  # the client ended it: tell the steps it never reached
@@ -193,10 +196,10 @@ class Dispatcher:
         # A session id no mock issued: the newest mock answers it (404, session unknown).
         return self.sessions[-1] if self.sessions else None
 
-    def _pick(self, scope: Scope, body: bytes) -> _Session:
+    def _pick(self, scope: Scope, body: bytes, version_header: str | None) -> _Session:
         message = first_message(body) if body else None
         method = (message or {}).get("method")
-        choice = choose_revision(self.allowed, message)
+        choice = choose_revision(self.allowed, message, version_header=version_header)
         if self.shared:
             return self._new(choice)
         if self.transport == "sse-legacy":
@@ -266,6 +269,7 @@ class Dispatcher:
             transcript=transcript,
             answer_timeout=self.answer_timeout,
         )
+        mock.allowed_hosts = self.allowed_hosts
         session = _Session(tag, mock)
         (self.probes if probe else self.sessions).append(session)
         self._say(f"{tag}: {choice.revision} ({why})")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import ipaddress
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -25,11 +26,13 @@ from mock_servers.engine import META_PROTOCOL_VERSION
 
 __all__ = [
     "HEADER_MISMATCH",
+    "LOOPBACK_HOSTS",
     "Mismatch",
     "ParamHeaders",
     "declared_param_headers",
     "decode_header_value",
     "header_mismatch",
+    "host_allowed",
     "loopback_origin",
 ]
 
@@ -38,6 +41,8 @@ HEADER_MISMATCH = -32020
 _NAME_FIELDS = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 _PREFIX, _SUFFIX = "=?base64?", "?="
 _LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1")
+#: The `Host` names a mock serves by default: it binds loopback only.
+LOOPBACK_HOSTS = frozenset(_LOOPBACK_HOSTS)
 
 _NUMBER = re.compile(r"-?[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?")
 # (property path in the arguments, header name) for each mirrored argument of a tool.
@@ -66,6 +71,26 @@ def loopback_origin(origin: str) -> bool:
     except ValueError:
         return False
     return host in _LOOPBACK_HOSTS
+
+
+def host_allowed(host: str | None, allowed: frozenset[str] | None) -> bool:
+    """Whether a request's `Host` header names this server: one of `allowed` (None: any
+    name) or a loopback address. A server on loopback that answers any Host can be reached
+    from a web page through DNS rebinding, whatever its Origin check says. No Host at all
+    (HTTP/1.0) names nothing to rebind."""
+    if allowed is None or host is None:
+        return True
+    name = host.strip().lower()
+    if name.startswith("["):
+        name = name[1 : name.find("]")] if "]" in name else name
+    elif name.count(":") == 1:
+        name = name.rpartition(":")[0]
+    if name in allowed:
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
 
 
 def decode_header_value(raw: str) -> str | None:

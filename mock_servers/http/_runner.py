@@ -21,7 +21,7 @@ import ipaddress
 import signal
 import socket
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from types import FrameType, TracebackType
 
@@ -32,6 +32,7 @@ from starlette.applications import Starlette
 from mock_servers.engine import Script, Transcript
 from mock_servers.http._app import DEFAULT_ANSWER_TIMEOUT, HttpMock, create_app, mock_of
 from mock_servers.http._dispatch import Dispatcher
+from mock_servers.http._headers import LOOPBACK_HOSTS
 from mock_servers.http._wire import install_drop_log_filter
 
 __all__ = [
@@ -276,6 +277,8 @@ class _Runner:
             script, revision, transport, transcript, transcript_path, answer_timeout
         )
         self.mock: HttpMock = mock_of(self.app)
+        if allow_remote:
+            self.mock.allowed_hosts = None  # reachable from elsewhere, by any name
         self.transcript = self.mock.transcript
         self.engine = self.mock.engine
         self.host = host
@@ -449,6 +452,8 @@ def serve_http(
     check_loopback(host, allow_remote=allow_remote)
     app, owned = _prepare(script, revision, transport, None, transcript_path, answer_timeout)
     mock = mock_of(app)
+    if allow_remote:
+        mock.allowed_hosts = None  # reachable from elsewhere, by any name
     socks: list[socket.socket] = []
     try:
         socks.append(_bind(host, port))
@@ -491,12 +496,14 @@ def serve_dev(
     announce: Callable[[str], None] | None = None,
     log: Callable[[str], None] | None = None,
     allow_remote: bool = False,
+    allow_hosts: Sequence[str] = (),
     answer_timeout: float = DEFAULT_ANSWER_TIMEOUT,
 ) -> Dispatcher:
     """`serve_http` for development: a fresh mock per client session (see `_dispatch`).
 
     With no `revision`, each session is served the revision its client speaks. `announce`
-    gets one line per session, `log` one per message. Returns the dispatcher (its
+    gets one line per session, `log` one per message. Requests whose `Host` names neither
+    loopback nor one of `allow_hosts` get 421 (any Host, with `allow_remote`). Returns the dispatcher (its
     `sessions` hold each session's mock). Errors as `serve_http`, and ScriptError when no
     revision of the script runs over `transport`.
     """
@@ -525,6 +532,9 @@ def serve_dev(
             shared=shared,
             announce=announce,
             log=log,
+            allowed_hosts=None
+            if allow_remote
+            else LOOPBACK_HOSTS | {h.lower() for h in allow_hosts},
         )
         sock = _bind(host, port)
     except BaseException:

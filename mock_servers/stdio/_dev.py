@@ -121,6 +121,7 @@ async def _serve(
             choice = Choice(revision, "given with --revision")
         else:
             first = True
+            unread = b""  # lines that name no revision, for the server to read as they came
             while True:
                 line = await _first_line(
                     stdin, max_line_bytes, script.stdio.on_sigterm, announce if first else _quiet
@@ -129,9 +130,14 @@ async def _serve(
                 if line is None:
                     return 0  # stopped by a signal before the client said anything
                 message = first_message(line) if line.strip() else None
+                if message is None and not stdin.eof:
+                    # A blank or unparsable line says nothing of the client's revision: the
+                    # first line that parses chooses it.
+                    unread += line
+                    continue
                 choice = choose_revision(allowed, message)
                 if not (choice.probe and message is not None and "id" in message):
-                    stdin.head = line + stdin.head  # the server reads it as it came
+                    stdin.head = unread + line + stdin.head  # the server reads them as they came
                     break
                 answer = ErrorResponse(
                     message["id"],

@@ -115,7 +115,7 @@ def test_batch_when_allowed() -> None:
         (b'{"jsonrpc":"2.0","id":1,"result":NaN}', "NaN is not valid JSON"),
         (b'{"jsonrpc":"2.0","id":1,"result":Infinity}', "Infinity is not valid JSON"),
         (b'\xef\xbb\xbf{"jsonrpc":"2.0","id":1,"result":{}}', "byte order mark"),
-        (b"[" * 100_000, "not valid JSON"),
+        (b"[" * 100_000, "nested more than 128 levels deep"),
     ],
 )
 def test_parse_error(payload: bytes, fragment: str) -> None:

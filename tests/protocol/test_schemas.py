@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _spec_data import spec_data
 from hypothesis import assume, given, note, settings
 from hypothesis import strategies as st
 from jsonschema import Draft7Validator, Draft202012Validator
@@ -64,7 +65,6 @@ from harness.protocol import (
 from harness.protocol._schemas import _KNOWN_VALID
 from harness.strategies import mcp_messages, schema_values
 
-OFFICIAL_DIR = Path(__file__).resolve().parents[2].parent / "shared" / "mcp-schemas"
 DRAFT7_REVISIONS = ("2024-11-05", "2025-03-26", "2025-06-18")  # `definitions`, draft-07
 
 # Official definitions cross-checked per revision: at least 20 message types each.
@@ -198,13 +198,7 @@ PAIR_IDS = [(revision, name) for revision, names in PAIRS.items() for name in na
 
 @functools.cache
 def official(revision: str) -> dict[str, Any]:
-    path = OFFICIAL_DIR / revision / "schema.json"
-    if not path.is_file():
-        pytest.fail(
-            f"the official MCP schema {path} is missing: the cross-check tests need the "
-            "shared/mcp-schemas folder beside the repository (../shared/mcp-schemas)",
-            pytrace=False,
-        )
+    path = spec_data(f"mcp-schemas/{revision}/schema.json")
     document: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
     return document
 

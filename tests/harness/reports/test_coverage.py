@@ -1,10 +1,12 @@
 """The requirement table, the check catalogue and docs/coverage.md agree with each other
-and with the requirements digest (../shared/spec-client-requirements.md)."""
+and with the requirements digest (spec-client-requirements.md of the spec data, tests/_spec_data.py)."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
+
+from _spec_data import spec_data
 
 from harness.judging._catalogue import CATALOGUE
 from harness.official._auth_checks import OFFICIAL_AUTH_CHECKS, RUNNER_VERSIONS
@@ -14,15 +16,14 @@ from harness.suite._requirements import REQUIREMENTS
 
 REPO = Path(__file__).resolve().parents[3]
 DOC = REPO / "docs" / "coverage.md"
-DIGEST = REPO.parent / "shared" / "spec-client-requirements.md"
 _ID = re.compile(
     r"\b(?:RPC|LC|ST|HT|HM|TL)-(?:M)?\d+b?\b|\b(?:PING|CANCEL|PROG|LOG|RES|PROMPTS|ROOTS|SAMPLING|ELICIT|MRTR|ICONS|LISTEN)\b"
 )
 
 
 def test_every_requirement_of_the_digest_is_in_the_table() -> None:
-    assert DIGEST.is_file(), f"the requirements digest is missing: {DIGEST}"
-    ids = set(_ID.findall(DIGEST.read_text(encoding="utf-8")))
+    digest = spec_data("spec-client-requirements.md")
+    ids = set(_ID.findall(digest.read_text(encoding="utf-8")))
     assert ids, "no requirement id found in the digest"
     assert sorted(ids - set(REQUIREMENTS)) == []
 

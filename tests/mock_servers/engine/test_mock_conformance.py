@@ -27,6 +27,7 @@ from typing import Any
 import anyio
 import httpx
 import pytest
+from _spec_data import spec_data
 from anyio.abc import ByteReceiveStream, ByteSendStream
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from jsonschema import Draft7Validator, Draft202012Validator
@@ -58,7 +59,6 @@ from mock_servers.http import create_app, mock_of
 from mock_servers.http._asgi_transport import StreamingASGITransport
 from mock_servers.stdio import serve_stdio
 
-OFFICIAL_DIR = Path(__file__).resolve().parents[3].parent / "shared" / "mcp-schemas"
 DRAFT7_REVISIONS = ("2024-11-05", "2025-03-26", "2025-06-18")
 WAIT = 10.0
 FIXTURES = sorted(
@@ -77,9 +77,7 @@ CLIENT_CAPABILITIES: dict[str, Any] = {
 
 @functools.cache
 def official(revision: str) -> dict[str, Any]:
-    path = OFFICIAL_DIR / revision / "schema.json"
-    if not path.is_file():
-        pytest.skip(f"the official MCP schemas are not beside the repository ({path} is absent)")
+    path = spec_data(f"mcp-schemas/{revision}/schema.json")
     document: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
     return document
 

@@ -244,10 +244,15 @@ class Connection:
     async def post(
         self, url: str, message: dict[str, Any], headers: dict[str, str]
     ) -> tuple[int, dict[str, str], bytes]:
+        return await self.request("POST", url, message, headers)
+
+    async def request(
+        self, method: str, url: str, message: dict[str, Any] | None, headers: dict[str, str]
+    ) -> tuple[int, dict[str, str], bytes]:
         path = "/" + url.split("//")[1].split("/", 1)[1]
-        body = json.dumps(message).encode()
+        body = b"" if message is None else json.dumps(message).encode()
         head = [
-            f"POST {path} HTTP/1.1",
+            f"{method} {path} HTTP/1.1",
             f"Host: {url.split('//')[1].split('/')[0]}",
             "Content-Type: application/json",
             "Accept: application/json, text/event-stream",

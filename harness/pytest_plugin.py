@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 import shlex
+import signal
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -294,8 +296,13 @@ def driver_argv(driver: str) -> list[str]:
 def _hello_bound(timeout: float) -> float:
     """Seconds a driver has for its hello before any scenario (the check's, and a
     worker's first process's): the operation time-out, but never under 5 s, as a
-    driver's start is mostly its client library's imports."""
-    return max(timeout, 5.0)
+    driver's start is mostly its client library's imports, and that floor times how
+    loaded the machine is (the one-minute load average per core, at least 1): a JVM or a
+    Node driver starting on a busy CI runner is slow, not broken. A driver that never says
+    hello is still one clear error, only later."""
+    from harness.running import load_factor
+
+    return max(timeout, 5.0 * load_factor())
 
 
 def check_driver(driver: str, timeout: float) -> dict[str, Any]:
@@ -811,7 +818,6 @@ def _keep_current_test_variable() -> Callable[[], None]:
     variable is harmless (the name stays); only its deletion races. pytest has no switch
     for this, so its module function is wrapped; if pytest renames it, nothing is wrapped
     and the race is back, which a test guards."""
-    import os
 
     from _pytest import runner
 
@@ -1009,6 +1015,32 @@ class _Recorder:
         self.results: list[dict[str, Any]] = []
         self.unmatched: list[str] = []
         self.stale: list[str] = []
+        self.interrupted = False
+        self._restore: Callable[[], object] = lambda: None
+        self._watch_for_interrupts()
+
+    def _watch_for_interrupts(self) -> None:
+        """Note a SIGINT before pytest sees it (as KeyboardInterrupt), so that the reports
+        say the run was interrupted even where pytest ends with another status."""
+        if threading.current_thread() is not threading.main_thread():
+            return
+        previous = signal.getsignal(signal.SIGINT)
+        if not callable(previous):
+            return  # ignored, or not Python's: leave it as it is
+
+        def noted(signum: int, frame: Any) -> Any:
+            self.interrupted = True
+            return previous(signum, frame)
+
+        signal.signal(signal.SIGINT, noted)
+        self._restore = lambda: (
+            signal.signal(signal.SIGINT, previous)
+            if signal.getsignal(signal.SIGINT) is noted
+            else None
+        )
+
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        self._restore()  # an in-process session (pytester) must not leave its handler behind
 
     @pytest.hookimpl(trylast=True)  # after junitxml has opened the item's testcase
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -1022,19 +1054,22 @@ class _Recorder:
             _junit_verdict_line(self.config, report, result)
 
     def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int) -> None:
-        from harness.reports import terminal_summary, write_reports
+        from harness.reports import INTERRUPTED_NOTE, terminal_summary, write_reports
 
         if exitstatus == pytest.ExitCode.USAGE_ERROR:
             return  # no run took place (a broken driver, say): the error says what to fix
+        interrupted = self.interrupted or exitstatus == pytest.ExitCode.INTERRUPTED
         self._blocked_details(terminalreporter)
         for path in self.config.getoption("mcp_report") or []:
-            write_reports(self.results, Path(path))
+            write_reports(self.results, Path(path), interrupted=interrupted)
             terminalreporter.write_line(f"mcp-testbench: wrote {path}")
         lines = terminal_summary(self.results)
         roots = "mcp-testbench: root causes (fix these first):"
         terminalreporter.write_sep("-", "mcp-testbench summary")
         for line in lines:
             terminalreporter.write_line(line, red=line == roots)
+        if interrupted:
+            terminalreporter.write_line(f"mcp-testbench: {INTERRUPTED_NOTE}", red=True)
         self._baseline_summary(terminalreporter)
 
     @pytest.hookimpl(trylast=True)

@@ -13,12 +13,13 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from _machine import within
 
 __all__ = ["DRIVER_CLASS", "KIT", "build_kit", "driver_argv", "require_java"]
 
 KIT = Path(__file__).resolve().parent.parent / "examples" / "drivers" / "java"
 DRIVER_CLASS = "smallclient.SmallClientDriver"
-BUILD_BOUND = 180  # seconds for javac on a loaded machine (it takes a few)
+BUILD_BOUND = within(180)  # seconds for javac on a loaded machine (it takes a few)
 
 
 def require_java() -> tuple[str, str]:

@@ -20,6 +20,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from _machine import within
+
 __all__ = [
     "INSPECTOR",
     "NODE",
@@ -51,8 +53,8 @@ _READY = re.compile(r"^mcp-testbench: serving .* at (http://\S+)$")
 _SESSION = re.compile(r"^mcp-testbench: session \d+: (\S+)")
 # Seconds for `serve` to announce its URL: a bound, not an estimate (it takes under a
 # second on an idle machine, several on a loaded one).
-READY_BOUND = 60.0
-STOP_BOUND = 10.0
+READY_BOUND = within(60.0)
+STOP_BOUND = within(10.0)
 NEWLINE = "\n"  # f-strings before 3.12 take no backslash
 
 

@@ -10,9 +10,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from _machine import within
 from _served import serving
 
-WAIT = 10.0
+WAIT = within(10.0)
 
 
 @contextmanager

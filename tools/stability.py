@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib.util
 import json
 import os
 import signal
@@ -170,6 +171,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.runs < 1 or args.load < 0:
         print("--runs must be at least 1 and --load at least 0", file=sys.stderr)
+        return 2
+    # Every run goes through pytest-xdist (-n, --dist loadscope): without it each run would
+    # end with pytest's usage error, "no usable report (pytest exit 4)", and only its log
+    # would say why.
+    if importlib.util.find_spec("xdist") is None:
+        print(
+            "tools/stability.py runs the suite under pytest-xdist, which is not installed "
+            f"for {sys.executable}: pip install pytest-xdist (or mcp-testbench[test])",
+            file=sys.stderr,
+        )
         return 2
     signal.signal(signal.SIGTERM, _interrupt_on_term)  # `kill` stops the load as Ctrl-C does
     folder = args.keep or Path(tempfile.mkdtemp(prefix="mcp-testbench-stability-"))

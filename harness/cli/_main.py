@@ -7,16 +7,42 @@ It lives in harness (the product side) because `run` drives pytest; `serve` and
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
-from harness.cli._run_command import DEFAULT_REPORT_DIR, REPORT_FILES
+from harness.cli._run_command import DEFAULT_REPORT_DIR, INTERRUPTED_EXIT, REPORT_FILES
 from harness.protocol import REVISIONS
 from mock_servers import ScriptError, load_script, package_version
 
 __all__ = ["main"]
+
+
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, not {text}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a number above 0, not {text}")
+    return value
 
 
 def _host_port(value: str) -> tuple[str, int]:
@@ -84,6 +110,19 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAME",
         help="with --http: answer requests whose Host is NAME too (a proxy's or a container's "
         "name); other names than loopback get 421, against DNS rebinding (repeatable)",
+    )
+    serve.add_argument(
+        "--max-sessions",
+        type=_positive_int,
+        metavar="N",
+        help="with --http: the most live sessions kept; a new one past it gets 503 (default 1000)",
+    )
+    serve.add_argument(
+        "--session-idle",
+        type=_positive_float,
+        metavar="SECONDS",
+        help="with --http: a session with no request or stream for this long may be dropped "
+        "to make room (default 600)",
     )
     serve.add_argument(
         "--shared-script",
@@ -275,6 +314,7 @@ def _compare(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         run_suite(
             client=spec if kind == "client" else None,
             driver=spec if kind == "driver" else None,
+            report_dir=None,  # its reports go to --out-dir, and nowhere else
             reports=[base.with_suffix(".json"), base.with_suffix(".html")],
             revisions=args.revision or [],
             transports=args.transport or [],
@@ -338,6 +378,8 @@ def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
                 ("--sse-legacy", args.sse_legacy),
                 ("--allow-remote", args.allow_remote),
                 ("--allow-host", bool(args.allow_host)),
+                ("--max-sessions", args.max_sessions is not None),
+                ("--session-idle", args.session_idle is not None),
                 ("--shared-script", args.shared_script),
             )
             if given
@@ -353,7 +395,7 @@ def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             script, revision=args.revision, transcript_path=args.transcript, quiet=args.quiet
         )
 
-    from mock_servers.http import serve_dev
+    from mock_servers.http import DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE, serve_dev
 
     host, port = args.http
     transport = "sse-legacy" if args.sse_legacy else "http"
@@ -374,6 +416,8 @@ def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             shared=args.shared_script,
             allow_remote=args.allow_remote,
             allow_hosts=args.allow_host,
+            max_sessions=args.max_sessions or DEFAULT_MAX_SESSIONS,
+            idle_timeout=args.session_idle or DEFAULT_SESSION_IDLE,
             ready=ready,
             announce=_stderr,
             log=None if args.quiet else _stderr,
@@ -439,12 +483,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("arguments after -- go to pytest, with `run` and `baseline` only")
     if rest:
         args.pytest_args = [*args.pytest_args, *rest]
-    if args.command == "run":
-        return _run(args)
-    if args.command == "compare":
-        return _compare(args, parser)
-    if args.command == "baseline":
-        return _baseline(args)
+    if args.command in ("run", "compare", "baseline"):
+        # While pytest runs, run_suite turns SIGINT and SIGTERM into a wind-down that keeps
+        # the reports; before and after it, either one ends the command with one line.
+        previous = signal.signal(signal.SIGTERM, _interrupt)
+        try:
+            if args.command == "run":
+                return _run(args)
+            if args.command == "compare":
+                return _compare(args, parser)
+            return _baseline(args)
+        except KeyboardInterrupt:
+            print("mcp-testbench: interrupted: nothing more was judged", file=sys.stderr)
+            return INTERRUPTED_EXIT
+        finally:
+            signal.signal(signal.SIGTERM, previous)
     if args.command == "validate":
         return _validate(args.scripts)
     if args.command == "serve":

@@ -10,13 +10,27 @@ directory, which is gone when the command exits. The plugin prints the summary.
 
 from __future__ import annotations
 
+import contextlib
+import os
+import select
+import signal
 import subprocess
 import sys
 import tempfile
-from collections.abc import Sequence
+import threading
+import time
+from collections.abc import Iterator, Sequence
 from pathlib import Path
+from types import FrameType
 
-__all__ = ["DEFAULT_REPORT_DIR", "LEAN_PYTEST", "REFERENCE_CLIENT", "REPORT_FILES", "run_suite"]
+__all__ = [
+    "DEFAULT_REPORT_DIR",
+    "INTERRUPTED_EXIT",
+    "LEAN_PYTEST",
+    "REFERENCE_CLIENT",
+    "REPORT_FILES",
+    "run_suite",
+]
 
 REFERENCE_CLIENT = "harness.clients:ReferenceClient"
 DEFAULT_REPORT_DIR = Path("mcp-testbench-report")
@@ -27,6 +41,12 @@ REPORT_FILES = ("report.html", "results.json", "junit.xml")
 # to print its summary); no assertion rewriting (pytest rewrites every module of a plugin's
 # distribution as it is imported, parsing each, unless bytecode caching saved them); no
 # hunt for unraisable exceptions (it collects garbage five times at the end).
+#: The exit code of a run stopped by SIGINT or SIGTERM (128 + SIGINT, as shells report it).
+INTERRUPTED_EXIT = 130
+#: How long an interrupted pytest gets to print its summary and write its reports (the
+#: runs under way end at their own bounds) before what is left of it is killed.
+_WIND_DOWN = 30.0
+
 LEAN_PYTEST = (
     *("-p", "no:cacheprovider", "-p", "no:hypothesispytest"),
     *("--assert=plain", "-p", "no:unraisableexception"),
@@ -76,9 +96,106 @@ def run_suite(
         # directory is read (the ini file's folder bounds the search). The working directory
         # as rootdir: the ids pytest prints are then the ones that re-run an item.
         argv = ["-c", str(ini), "--rootdir", str(Path.cwd()), *args, *extra, scratch]
-        code = subprocess.run([sys.executable, "-m", "pytest", *argv], check=False).returncode
-    _say_where(folder, report_dir)
+        print(
+            f"mcp-testbench: running the suite for {driver or client or REFERENCE_CLIENT}",
+            flush=True,
+        )
+        code, interrupted = _run_pytest([sys.executable, "-m", "pytest", *argv])
+    if folder is not None or not reports:  # a caller that named its reports says where
+        _say_where(folder, report_dir)
+    if interrupted:
+        print(
+            f"mcp-testbench: interrupted by {interrupted}: the summary and reports above hold "
+            "the items judged before it (marked interrupted)",
+            flush=True,
+        )
+        return INTERRUPTED_EXIT
     return code
+
+
+def _run_pytest(argv: list[str]) -> tuple[int, str | None]:
+    """pytest's exit code, and the signal that interrupted the run (None if none did).
+
+    pytest runs in a process group of its own, so that Ctrl-C reaches it once, from here: a
+    SIGINT or SIGTERM to this process becomes one SIGINT to pytest, which stops, prints
+    its summary and writes the reports of what it judged (a second signal, or the wind-down
+    bound, kills it). Whatever pytest started that outlives it in its group (a mock, a
+    client's server) is ended before this returns, so nothing outlives the command.
+    """
+    child = subprocess.Popen(argv, start_new_session=True)
+    signals: list[int] = []
+
+    def forward(signum: int, frame: FrameType | None) -> None:
+        signals.append(signum)
+        _signal_group(child.pid, signal.SIGINT if len(signals) == 1 else signal.SIGKILL)
+
+    with _handling((signal.SIGINT, signal.SIGTERM), forward):
+        while True:
+            try:
+                code = child.wait(timeout=_WIND_DOWN if signals else None)
+                break
+            except subprocess.TimeoutExpired:
+                _signal_group(child.pid, signal.SIGKILL)
+    _end_group(child.pid)
+    return code, signal.Signals(signals[0]).name if signals else None
+
+
+@contextlib.contextmanager
+def _handling(signums: Sequence[int], handler: signal.Handlers | object) -> Iterator[None]:
+    if threading.current_thread() is not threading.main_thread():
+        yield  # only the main thread may handle signals; the caller's own then apply
+        return
+    before = {s: signal.signal(s, handler) for s in signums}  # type: ignore[arg-type]
+    try:
+        yield
+    finally:
+        for signum, old in before.items():
+            signal.signal(signum, old)
+
+
+def _signal_group(pgid: int, signum: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signum)
+
+
+def _end_group(pgid: int, grace: float = 2.0) -> None:
+    """End what is left of pytest's process group: SIGTERM, then SIGKILL for whatever has
+    not exited `grace` seconds later (woken by each exit, through pidfds, on Linux)."""
+    _signal_group(pgid, signal.SIGTERM)
+    if not hasattr(os, "pidfd_open"):
+        return  # the SIGTERM is all this platform lets us do for processes not our children
+    fds = []
+    for pid in _group_members(pgid):
+        with contextlib.suppress(OSError):
+            fds.append(os.pidfd_open(pid))
+    try:
+        deadline = time.monotonic() + grace
+        pending = list(fds)
+        while pending and (left := deadline - time.monotonic()) > 0:
+            exited, _, _ = select.select(pending, [], [], left)
+            pending = [fd for fd in pending if fd not in exited]
+        if pending:
+            _signal_group(pgid, signal.SIGKILL)
+    finally:
+        for fd in fds:
+            os.close(fd)
+
+
+def _group_members(pgid: int) -> list[int]:
+    """The processes of group `pgid` (Linux: from /proc; elsewhere none are known)."""
+    members = []
+    with contextlib.suppress(OSError):
+        for entry in os.scandir("/proc"):
+            if not entry.name.isdigit():
+                continue
+            try:
+                stat = Path(entry.path, "stat").read_text(encoding="ascii", errors="replace")
+            except OSError:
+                continue
+            fields = stat.rpartition(")")[2].split()  # state, ppid, pgrp, ...
+            if len(fields) > 2 and fields[2] == str(pgid):
+                members.append(int(entry.name))
+    return members
 
 
 def _say_where(folder: Path | None, asked: Path | None) -> None:

@@ -9,10 +9,16 @@ from __future__ import annotations
 from harness.reports._baseline import FAILING, Baseline, BaselineError, short_id
 from harness.reports._baseline_report import baselined_groups
 from harness.reports._compare import compare_pages, slug
-from harness.reports._report import format_evidence, terminal_summary, write_reports
+from harness.reports._report import (
+    INTERRUPTED_NOTE,
+    format_evidence,
+    terminal_summary,
+    write_reports,
+)
 
 __all__ = [
     "FAILING",
+    "INTERRUPTED_NOTE",
     "Baseline",
     "BaselineError",
     "baselined_groups",

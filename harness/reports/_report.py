@@ -20,6 +20,7 @@ from harness.reports._baseline_report import (
 from mock_servers import package_version
 
 __all__ = [
+    "INTERRUPTED_NOTE",
     "LEGEND",
     "area",
     "check_anchor",
@@ -509,21 +510,41 @@ def _baselined_mark(results: Sequence[Mapping[str, Any]]) -> Callable[[str, str]
     return lambda check, column: MARK if (check, column) in cells else ""
 
 
+#: What a report of an interrupted run says first: it holds only what was judged before.
+INTERRUPTED_NOTE = (
+    "interrupted: the run was stopped (SIGINT or SIGTERM) before every check was judged; "
+    "these are the items judged before it"
+)
+
+
 def write_reports(
-    results: Sequence[Mapping[str, Any]], path: Path, *, generated: datetime | None = None
+    results: Sequence[Mapping[str, Any]],
+    path: Path,
+    *,
+    generated: datetime | None = None,
+    interrupted: bool = False,
 ) -> None:
-    """Write `results` to `path` in the format its suffix names (.json, .md, .html)."""
+    """Write `results` to `path` in the format its suffix names (.json, .md, .html);
+    `interrupted` marks a run that was stopped before it ended."""
     generated = generated or datetime.now(timezone.utc)
     path.parent.mkdir(parents=True, exist_ok=True)
     ordered = sorted(results, key=lambda r: str(r["id"]))
     if path.suffix == ".json":
-        text = json.dumps(
-            {"format_version": 1, "results": ordered}, indent=2, ensure_ascii=False, default=str
-        )
+        document: dict[str, Any] = {"format_version": 1, "results": ordered}
+        if interrupted:
+            document["interrupted"] = True
+        text = json.dumps(document, indent=2, ensure_ascii=False, default=str)
         path.write_text(text + "\n", encoding="utf-8")
     elif path.suffix == ".md":
-        path.write_text(_markdown(ordered), encoding="utf-8")
+        note = f"**{INTERRUPTED_NOTE}**\n\n" if interrupted else ""
+        markdown = _markdown(ordered)
+        title, _, rest = markdown.partition("\n\n")
+        path.write_text(f"{title}\n\n{note}{rest}", encoding="utf-8")
     elif path.suffix == ".html":
-        path.write_text(_html(ordered, generated), encoding="utf-8")
+        page = _html(ordered, generated)
+        if interrupted:
+            banner = f'<p class="interrupted"><b>{_e(INTERRUPTED_NOTE)}</b></p>'
+            page = page.replace('<table class="meta">', banner + '<table class="meta">', 1)
+        path.write_text(page, encoding="utf-8")
     else:
         raise ValueError(f"{path}: unknown report format; use .json, .md or .html")

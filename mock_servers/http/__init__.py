@@ -23,7 +23,7 @@ from mock_servers.http._app import (
     create_app,
     mock_of,
 )
-from mock_servers.http._dispatch import Dispatcher
+from mock_servers.http._dispatch import DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE, Dispatcher
 from mock_servers.http._headers import HEADER_MISMATCH, decode_header_value
 from mock_servers.http._runner import (
     AsyncHttpMockServer,
@@ -35,6 +35,8 @@ from mock_servers.http._runner import (
 
 __all__ = [
     "DEFAULT_ANSWER_TIMEOUT",
+    "DEFAULT_MAX_SESSIONS",
+    "DEFAULT_SESSION_IDLE",
     "HEADER_MISMATCH",
     "SESSION_NOT_FOUND",
     "TRANSPORTS",

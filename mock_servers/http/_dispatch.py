@@ -20,10 +20,19 @@ later request by its session id to the mock that issued it.
 
 `shared=True` keeps one mock for the whole run (the script's state carries over between
 sessions, as in the harness), its revision picked from the first message.
+
+A day of `serve` stays small: requests find their session through an index (constant time,
+however many there are); a session its client ended (DELETE) is dropped at once, a 2026 run
+when the next discovery begins another, and any session idle for `idle_timeout` seconds
+(with no request or stream under way) when a new one needs room. Past `max_sessions` live
+sessions a new one gets 503, with a message naming both settings.
 """
 
 from __future__ import annotations
 
+import json
+import time
+from collections import OrderedDict, deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -45,9 +54,18 @@ from mock_servers.http._app import DEFAULT_ANSWER_TIMEOUT, HttpMock
 from mock_servers.http._headers import LOOPBACK_HOSTS
 from mock_servers.http._wire import MAX_BODY, Receive, Scope, Send
 
-__all__ = ["Dispatcher"]
+__all__ = ["DEFAULT_MAX_SESSIONS", "DEFAULT_SESSION_IDLE", "Dispatcher"]
 
 Announce = Callable[[str], None]
+
+#: The most live sessions `serve` keeps (each is a run of the script: some 15 KB).
+DEFAULT_MAX_SESSIONS = 1000
+#: Seconds with no request and no open stream after which a session may be dropped.
+DEFAULT_SESSION_IDLE = 600.0
+
+
+class _Full(Exception):
+    """No room for another session (every live one is in use or recently used)."""
 
 
 @dataclass
@@ -56,6 +74,9 @@ class _Session:
     mock: HttpMock
     # Session ids ended by an expire_session fault whose re-initialize went on with this mock.
     resumed: set[str] = field(default_factory=set)
+    last_used: float = field(default_factory=time.monotonic)
+    busy: int = 0  # requests of it under way, open streams included
+    indexed: int = 0  # how many of its mock's session ids the dispatcher's index holds
 
     def ended(self) -> bool:
         """Every session of this mock was ended by its client (DELETE)."""
@@ -119,6 +140,8 @@ class Dispatcher:
         announce: Announce | None = None,
         log: Announce | None = None,
         allowed_hosts: frozenset[str] | None = LOOPBACK_HOSTS,
+        max_sessions: int = DEFAULT_MAX_SESSIONS,
+        idle_timeout: float = DEFAULT_SESSION_IDLE,
     ) -> None:
         allowed = served_revisions(script, transport)
         if revision is not None:
@@ -140,8 +163,12 @@ class Dispatcher:
         self.shared = shared
         self.allowed_hosts = allowed_hosts
         self.path = script.http.path
-        self.sessions: list[_Session] = []
-        self.probes: list[_Session] = []
+        self.max_sessions = max_sessions
+        self.idle_timeout = idle_timeout
+        self.sessions: list[_Session] = []  # the live ones, oldest first
+        self.probes: deque[_Session] = deque(maxlen=16)  # answered at once, kept for close()
+        self._by_id: dict[str, _Session] = {}
+        self._lru: OrderedDict[int, _Session] = OrderedDict()  # least recently used first
         self._announce = announce
         self._log = log
         self._count = 0
@@ -151,7 +178,7 @@ class Dispatcher:
 
     def close(self) -> None:
         """End every mock's long-lived responses (before the server stops)."""
-        for session in self.sessions + self.probes:
+        for session in [*self.sessions, *self.probes]:
             session.mock.close()
 
     def finish(self) -> None:
@@ -173,10 +200,85 @@ class Dispatcher:
             body = b""
             if scope.get("method") == "POST":
                 body, receive = await _peek(receive)
-            target = self._pick(scope, body, headers.get("mcp-protocol-version"))
-        await target.mock(scope, receive, send)
+            try:
+                target = self._pick(scope, body, headers.get("mcp-protocol-version"))
+            except _Full:
+                await self._unavailable(send)
+                return
+        target.busy += 1
+        try:
+            await target.mock(scope, receive, send)
+        finally:
+            target.busy -= 1
+            target.last_used = time.monotonic()
+            if target.indexed < len(target.mock.sessions):
+                self._index(target)
+            if id(target) in self._lru:
+                self._lru.move_to_end(id(target))
         if scope.get("method") == "DELETE" and target.ended():
-            target.mock.finish()  # the client ended it: tell the steps it never reached
+            if self.shared:
+                target.mock.finish()  # one run for every session: it goes on
+            else:
+                self._drop(target)  # the client ended it: nothing will reach it again
+
+    # -- how many sessions live ------------------------------------------------------------
+
+    def _index(self, session: _Session) -> None:
+        for sid in list(session.mock.sessions)[session.indexed :]:
+            self._by_id[sid] = session
+        session.indexed = len(session.mock.sessions)
+
+    def _drop(self, session: _Session) -> None:
+        """End a session's mock (its unconsumed steps recorded) and forget it."""
+        session.mock.finish()
+        session.mock.close()
+        for sid in session.mock.sessions:
+            if self._by_id.get(sid) is session:
+                del self._by_id[sid]
+        self._lru.pop(id(session), None)
+        if session in self.sessions:
+            self.sessions.remove(session)
+        if self._stateless is session:
+            self._stateless = None
+
+    def _make_room(self) -> None:
+        """Drop the sessions idle past the bound (least recently used first, so the scan
+        stops at the first that is not); _Full if no room is left even then."""
+        now = time.monotonic()
+        stale = []
+        for session in self._lru.values():
+            if now - session.last_used < self.idle_timeout or self.shared:
+                break
+            if session.busy == 0:  # an open stream is use, whatever the clock says
+                stale.append(session)
+        for session in stale:
+            self._say(f"{session.tag}: idle for {now - session.last_used:.0f} s: dropped")
+            self._drop(session)
+        if len(self.sessions) >= self.max_sessions:
+            raise _Full
+
+    async def _unavailable(self, send: Send) -> None:
+        text = (
+            f"Service Unavailable: {len(self.sessions)} sessions are open, the most this "
+            f"server keeps (--max-sessions {self.max_sessions}); end one with DELETE, or wait "
+            f"until one has been idle for {self.idle_timeout:g} s (--session-idle)"
+        )
+        self._say(f"refused a new session: {text}")
+        body = json.dumps(
+            {"jsonrpc": "2.0", "id": None, "error": {"code": -32000, "message": text}}
+        ).encode("utf-8")
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 503,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(body)).encode("ascii")),
+                    (b"retry-after", str(max(1, round(self.idle_timeout))).encode("ascii")),
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": body})
 
     def _session_id(self, scope: Scope, headers: Mapping[str, str]) -> str | None:
         if self.transport == "sse-legacy":
@@ -190,10 +292,10 @@ class Dispatcher:
         sid = self._session_id(scope, headers)
         if sid is None:
             return None
-        for session in reversed(self.sessions):
-            if sid in session.mock.sessions:
-                return session
-        # A session id no mock issued: the newest mock answers it (404, session unknown).
+        found = self._by_id.get(sid)
+        if found is not None:
+            return found
+        # A session id no live mock issued: the newest mock answers it (404, session unknown).
         return self.sessions[-1] if self.sessions else None
 
     def _pick(self, scope: Scope, body: bytes, version_header: str | None) -> _Session:
@@ -225,6 +327,8 @@ class Dispatcher:
                 if not self._ran_out(current, message):
                     return current
                 self._say(f"{current.tag}: no step left for {method}: a fresh run begins")
+            if current is not None and current.busy == 0 and not self.shared:
+                self._drop(current)  # a 2026 run ends when the next begins
             current = self._stateless = self._new(choice)
             return current
         if self.sessions:
@@ -251,6 +355,8 @@ class Dispatcher:
         )
 
     def _new(self, choice: Choice, *, probe: bool = False) -> _Session:
+        if not probe:
+            self._make_room()
         self._count += 1
         tag = f"{'probe' if probe else 'session'} {self._count}"
         why = "given with --revision" if self.fixed else choice.why
@@ -271,7 +377,11 @@ class Dispatcher:
         )
         mock.allowed_hosts = self.allowed_hosts
         session = _Session(tag, mock)
-        (self.probes if probe else self.sessions).append(session)
+        if probe:
+            self.probes.append(session)
+        else:
+            self.sessions.append(session)
+            self._lru[id(session)] = session
         self._say(f"{tag}: {choice.revision} ({why})")
         return session
 

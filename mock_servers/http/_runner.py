@@ -31,7 +31,7 @@ from starlette.applications import Starlette
 
 from mock_servers.engine import Script, Transcript
 from mock_servers.http._app import DEFAULT_ANSWER_TIMEOUT, HttpMock, create_app, mock_of
-from mock_servers.http._dispatch import Dispatcher
+from mock_servers.http._dispatch import DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE, Dispatcher
 from mock_servers.http._headers import LOOPBACK_HOSTS
 from mock_servers.http._wire import install_drop_log_filter
 
@@ -497,6 +497,8 @@ def serve_dev(
     log: Callable[[str], None] | None = None,
     allow_remote: bool = False,
     allow_hosts: Sequence[str] = (),
+    max_sessions: int = DEFAULT_MAX_SESSIONS,
+    idle_timeout: float = DEFAULT_SESSION_IDLE,
     answer_timeout: float = DEFAULT_ANSWER_TIMEOUT,
 ) -> Dispatcher:
     """`serve_http` for development: a fresh mock per client session (see `_dispatch`).
@@ -535,6 +537,8 @@ def serve_dev(
             allowed_hosts=None
             if allow_remote
             else LOOPBACK_HOSTS | {h.lower() for h in allow_hosts},
+            max_sessions=max_sessions,
+            idle_timeout=idle_timeout,
         )
         sock = _bind(host, port)
     except BaseException:

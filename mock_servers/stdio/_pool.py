@@ -272,6 +272,10 @@ def _serve(address: str) -> int:
     signal.set_wakeup_fd(wake_w)
     signal.signal(signal.SIGCHLD, lambda *_: None)
     signal.signal(signal.SIGTERM, _exit_on_signal)  # the finally below kills the children
+    # Ctrl-C reaches the whole process group: the run this pool serves winds down and ends
+    # it (its stdin closes); a KeyboardInterrupt here would only print a traceback. Forked
+    # mocks get the default back (_child).
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(address)
     listener.listen(64)

@@ -751,10 +751,10 @@ ROLE = []
 def pytest_configure(config):
     ROLE.append("worker" if hasattr(config, "workerinput") else "controller")
 
-def _noted(results, path):
+def _noted(results, path, **options):
     with open({str(writers)!r}, "a", encoding="utf-8") as log:
         log.write(ROLE[0] + "\\n")
-    return _write_reports(results, path)
+    return _write_reports(results, path, **options)
 
 harness.reports.write_reports = _noted
 """

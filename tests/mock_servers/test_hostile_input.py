@@ -17,6 +17,7 @@ from typing import Any
 import anyio
 import httpx
 import pytest
+from _machine import within
 from _serving import serve
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
@@ -27,7 +28,7 @@ from mock_servers import fixtures_root, load_script
 from mock_servers.http import Dispatcher, create_app
 from mock_servers.http._asgi_transport import StreamingASGITransport
 
-WAIT = 30.0
+WAIT = within(30.0)
 HEADERS = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
 FIXTURE = fixtures_root() / "tools" / "list-and-call.json"
 

@@ -90,3 +90,22 @@ def test_gaps_name_a_request_only_the_variant_left_unmatched(
     out = capsys.readouterr().out
     assert "features-subscribe-2025-11-25-stdio: Elsewhere: unmatched resources/read" in out
     assert "1 left a request unmatched" in out
+
+
+def test_stability_says_up_front_that_it_needs_pytest_xdist(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 33, item 9: without pytest-xdist every run failed with 'no usable report (pytest
+    exit 4)' and only its log said why."""
+    import importlib.util
+
+    import stability
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "xdist" else real(name, *a)
+    )
+    assert stability.main(["--runs", "1", "--load", "0"]) == 2
+    said = capsys.readouterr().err
+    assert "pytest-xdist, which is not installed" in said
+    assert "pip install pytest-xdist" in said

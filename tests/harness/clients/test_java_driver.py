@@ -18,6 +18,7 @@ from pathlib import Path
 import anyio
 import pytest
 from _java import KIT, build_kit, driver_argv, require_java
+from _machine import within
 from test_driver import (
     BOUND,
     REVISION,
@@ -34,7 +35,7 @@ from test_driver import (
 from mock_servers.engine._transcript import read_transcript
 from mock_servers.stdio._server import stdio_command
 
-WAIT = 30  # seconds: the bound of one short Java process
+WAIT = within(30)  # seconds: the bound of one short Java process
 
 
 @pytest.fixture(scope="module")

@@ -13,6 +13,7 @@ from typing import Any
 
 import anyio
 import pytest
+from _machine import within
 
 from harness.clients import ReferenceClient
 from harness.clients._contract import ClientError, ConnectOptions, HttpTarget
@@ -21,7 +22,7 @@ from mock_servers.http import HttpMockServer
 
 pytestmark = pytest.mark.anyio
 
-WAIT = 20.0
+WAIT = within(20.0)
 REVISION = "2025-11-25"
 
 

@@ -19,6 +19,7 @@ import anyio
 import httpx
 import pytest
 import uvicorn
+from _machine import within
 from starlette.applications import Starlette
 
 from harness.clients import (
@@ -39,8 +40,10 @@ from harness.protocol import RequestId
 HANDSHAKE = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"]
 MODERN = "2026-07-28"
 RETRY_MS = 300  # the `retry` the HTTP server asks for (from 2025-11-25)
-TIMEOUT = 30  # seconds per request: an SDK server takes 2 to 10 s to start on a busy machine
-WAIT = 60  # seconds: bound of every test body
+TIMEOUT = within(
+    30
+)  # seconds per request: an SDK server takes 2 to 10 s to start on a busy machine
+WAIT = within(60)  # seconds: bound of every test body
 
 # The SDK's low-level Server, because it lets a test decide pages, errors and results.
 SDK_SERVER = """

@@ -138,7 +138,12 @@ def test_the_filters_recompute_the_cells_in_a_browser(reports: list[Path], tmp_p
     assert cell(modern, "lifecycle.initialize-first", 0) == "PASS"
 
 
-def test_compare_runs_clients_itself(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_compare_runs_clients_itself(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)  # the working directory gets nothing: compare writes where told
     md = tmp_path / "c.md"
     options = ["--revision", "2024-11-05", "--transport", "stdio", "--out-dir", str(tmp_path)]
     argv = [
@@ -155,3 +160,4 @@ def test_compare_runs_clients_itself(tmp_path: Path, capsys: pytest.CaptureFixtu
     text = md.read_text(encoding="utf-8")
     assert "| check | requirement | mcp-testbench-reference" in text
     assert "](ReferenceClient.html#check-" in text
+    assert sorted(work.iterdir()) == []  # no ./mcp-testbench-report/ (issue 33, item 9)

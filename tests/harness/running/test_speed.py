@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _machine import within
 
 from harness.clients import ConnectOptions, ReferenceClient, StdioTarget
 from harness.running._scenario import (
@@ -32,7 +33,7 @@ from mock_servers.stdio import StdioPool, stdio_command
 
 ROOT = Path(__file__).resolve().parents[3]
 PINNED = Path(__file__).with_name("reference_verdicts.json")
-WAIT = 10.0
+WAIT = within(10.0)
 
 INITIALIZE = {
     "jsonrpc": "2.0",

@@ -14,13 +14,14 @@ from typing import Any
 
 import httpx
 import pytest
+from _machine import within
 from _serving import serve
 
 from mock_servers import parse_script
 
 DOC = Path(__file__).resolve().parents[3] / "docs" / "scripts.md"
 BLOCK = re.compile(r"^```(json[^\n]*)\n(.*?)^```", re.MULTILINE | re.DOTALL)
-WAIT = 10.0
+WAIT = within(10.0)
 ACCEPT = {"accept": "application/json, text/event-stream"}
 
 

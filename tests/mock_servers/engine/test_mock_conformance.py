@@ -27,6 +27,7 @@ from typing import Any
 import anyio
 import httpx
 import pytest
+from _machine import within
 from _spec_data import spec_data
 from anyio.abc import ByteReceiveStream, ByteSendStream
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
@@ -60,7 +61,7 @@ from mock_servers.http._asgi_transport import StreamingASGITransport
 from mock_servers.stdio import serve_stdio
 
 DRAFT7_REVISIONS = ("2024-11-05", "2025-03-26", "2025-06-18")
-WAIT = 10.0
+WAIT = within(10.0)
 FIXTURES = sorted(
     p.relative_to(fixtures_root()).as_posix() for p in fixtures_root().rglob("*.json")
 )

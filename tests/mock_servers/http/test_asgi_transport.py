@@ -16,6 +16,7 @@ from typing import Any, cast
 import anyio
 import httpx
 import pytest
+from _machine import within
 from anyio.lowlevel import checkpoint
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -26,7 +27,7 @@ from mock_servers.http._asgi_transport import ClientDisconnectedError, Streaming
 
 pytestmark = pytest.mark.anyio
 
-WAIT = 5.0
+WAIT = within(5.0)
 BASE_URL = "http://testserver"
 
 Message = MutableMapping[str, Any]

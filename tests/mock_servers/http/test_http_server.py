@@ -22,6 +22,7 @@ from typing import Any
 import anyio
 import httpx
 import pytest
+from _machine import within
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
@@ -43,7 +44,7 @@ from mock_servers.http._wire import Exchange
 
 pytestmark = pytest.mark.anyio
 
-WAIT = 10.0
+WAIT = within(10.0)
 ACCEPT = {"accept": "application/json, text/event-stream"}
 META_VERSION = "io.modelcontextprotocol/protocolVersion"
 META_CAPS = "io.modelcontextprotocol/clientCapabilities"

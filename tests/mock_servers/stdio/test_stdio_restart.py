@@ -16,6 +16,7 @@ from typing import Any
 
 import anyio
 import pytest
+from _machine import within
 
 from harness.clients import ClientError, ConnectOptions, ReferenceClient, StdioTarget
 from harness.clients.reference._stdio import StdioTransport
@@ -24,7 +25,7 @@ from mock_servers.engine._transcript import Transcript, read_transcript
 from mock_servers.stdio._server import stdio_command
 
 MODERN = "2026-07-28"
-WAIT = 60  # seconds: bound of every process run and test body
+WAIT = within(60)  # seconds: bound of every process run and test body
 SCRIPT = fixtures_root() / "stdio/restart.json"
 META = {
     "io.modelcontextprotocol/protocolVersion": MODERN,

@@ -24,6 +24,7 @@ from typing import Any
 
 import anyio
 import pytest
+from _machine import within
 from anyio.abc import ByteReceiveStream, ByteSendStream
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from hypothesis import HealthCheck, given, note, settings
@@ -38,7 +39,7 @@ from mock_servers.stdio import serve_stdio, stdio_command
 from mock_servers.stdio._server import MAX_LINE_BYTES, _LoopReader, _LoopWriter, oversized_line
 
 FIXTURES = fixtures_root() / "stdio"
-TIMEOUT = 15.0  # seconds: the bound of every single wait in this file
+TIMEOUT = within(15.0)  # seconds: the bound of every single wait in this file
 FUZZ_EXAMPLES = max(500, settings().max_examples)
 
 

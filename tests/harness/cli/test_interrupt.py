@@ -1,0 +1,105 @@
+"""An interrupted `mcp-testbench run` (issue 33, item 5): Ctrl-C (SIGINT) or SIGTERM prints
+the summary of what finished, writes its reports marked interrupted, exits 130, and leaves no
+process, socket or scratch folder behind.
+
+Each run is the real command in a process of its own, with a TMPDIR of its own (every scratch
+folder, socket and transcript of the run goes there, so an empty TMPDIR after it is the proof)
+and a marker in its environment that every process it starts inherits (no process carrying it
+may remain). The signal is sent at a point the output shows, never after a sleep: as the
+command starts pytest (its first line), and after the first verdict.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import selectors
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+from _machine import within
+
+WAIT = within(120.0)
+STARTED = b"mcp-testbench: running the suite"
+
+
+def _processes_marked(marker: str) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            environ = (entry / "environ").read_bytes()
+        except OSError:
+            continue
+        if marker.encode() in environ:
+            found.append(int(entry.name))
+    return found
+
+
+def _read_until(proc: subprocess.Popen[bytes], wanted: bytes, seen: bytearray) -> None:
+    """Read the command's output until `wanted` appears (bounded; an empty `wanted`: at once)."""
+    assert proc.stdout is not None
+    deadline = time.monotonic() + WAIT
+    with selectors.DefaultSelector() as selector:
+        selector.register(proc.stdout, selectors.EVENT_READ)
+        while wanted not in seen:
+            left = deadline - time.monotonic()
+            assert left > 0, f"never printed {wanted!r}: {bytes(seen)!r}"
+            if selector.select(left):
+                chunk = os.read(proc.stdout.fileno(), 65536)
+                assert chunk, f"the output ended before {wanted!r}: {bytes(seen)!r}"
+                seen += chunk
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc to find what is left")
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+@pytest.mark.parametrize("when", ["as it starts", "after the first verdict"])
+def test_an_interrupted_run_keeps_what_finished_and_leaves_nothing(
+    tmp_path: Path, signum: int, when: str
+) -> None:
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    marker = f"MCPTB_INTERRUPT_TEST={uuid.uuid4().hex}"
+    env = {**os.environ, "TMPDIR": str(scratch), marker.split("=")[0]: marker.split("=")[1]}
+    env.pop("PYTEST_ADDOPTS", None)
+    reports = tmp_path / "reports"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "harness.cli", "run", "--report-dir", str(reports)],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    seen = bytearray()
+    try:
+        # -q prints one character per item, as the item's report goes out: after the second
+        # "." the first item's verdict is surely recorded.
+        _read_until(proc, STARTED if when == "as it starts" else b"..", seen)
+        proc.send_signal(signum)
+        out, _ = proc.communicate(timeout=WAIT)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    text = (bytes(seen) + out).decode("utf-8", "replace")
+    assert proc.returncode == 130, text
+    assert "Traceback" not in text, text
+    assert _processes_marked(marker) == [], text
+    assert sorted(p.name for p in scratch.iterdir()) == [], text
+    if when == "after the first verdict":
+        assert "mcp-testbench summary" in text, text
+        assert "mcp-testbench: interrupted: the run was stopped" in text
+        assert f"interrupted by {signal.Signals(signum).name}" in text
+        document = json.loads((reports / "results.json").read_text(encoding="utf-8"))
+        assert document["interrupted"] is True
+        assert document["results"], "what finished before the signal is kept"
+        html = (reports / "report.html").read_text(encoding="utf-8")
+        assert "interrupted: the run was stopped" in html
+    else:
+        assert "interrupted" in text, text

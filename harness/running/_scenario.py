@@ -41,6 +41,7 @@ from harness.clients import (
     Target,
 )
 from harness.protocol import REVISIONS, STATELESS_REVISIONS, transports_for
+from harness.running._machine import load_factor
 from mock_servers import NOTIFY_SUFFIX, Script, fixtures_root, load_script, read_transcript
 
 if TYPE_CHECKING:
@@ -578,12 +579,15 @@ def execute(
         )
         worker.start()
         # The drive itself is bounded inside the thread; this bound covers a client that
-        # blocks its event loop, plus connect, close and the mock server's start and stop.
-        worker.join(op_timeout * _JOIN_BOUND)
+        # blocks its event loop, plus connect, close and the mock server's start and stop,
+        # which a busy machine slows for every client alike: so it grows with the load (a
+        # load of 24 on two cores turned a hung connect into this at 0.1 s time-outs).
+        bound = op_timeout * _JOIN_BOUND * load_factor()
+        worker.join(bound)
         if worker.is_alive():
             run.harness_error = (
                 f"the client did not finish the scenario in time (it blocked for more than "
-                f"{op_timeout * _JOIN_BOUND:.0f} s, even to cancellation)"
+                f"{bound:.0f} s, even to cancellation)"
             )
             for operation in run.operations:
                 if not operation.finished:

@@ -120,11 +120,11 @@ async def per_session(url: str, pid: int, live: int) -> float:
     conn = await Connection.open(url)
     try:
         before = rss_mb(pid)
-        for _ in range(live):
+        for opened in range(live):
             headers = {"MCP-Protocol-Version": REVISION}
             status, got, _ = await conn.post(url, INITIALIZE, headers)
             if status != 200:
-                raise RuntimeError(f"initialize answered {status} after {_} live sessions")
+                raise RuntimeError(f"initialize answered {status} after {opened} live sessions")
             headers["Mcp-Session-Id"] = got["mcp-session-id"]
             await conn.post(url, INITIALIZED, headers)
         return (rss_mb(pid) - before) * 1024 / live

@@ -1016,31 +1016,27 @@ class _Recorder:
         self.unmatched: list[str] = []
         self.stale: list[str] = []
         self.interrupted = False
-        self._restore: Callable[[], object] = lambda: None
-        self._watch_for_interrupts()
+        # Note a SIGINT before pytest sees it (as KeyboardInterrupt), so that the reports
+        # say the run was interrupted even where pytest ends with another status. Only the
+        # main thread may, and only over Python's own handler (an ignored SIGINT stays so).
+        self._previous_sigint: Any = None
+        if threading.current_thread() is threading.main_thread():
+            previous = signal.getsignal(signal.SIGINT)
+            if callable(previous):
+                self._previous_sigint = previous
+                signal.signal(signal.SIGINT, self._note_interrupt)
 
-    def _watch_for_interrupts(self) -> None:
-        """Note a SIGINT before pytest sees it (as KeyboardInterrupt), so that the reports
-        say the run was interrupted even where pytest ends with another status."""
-        if threading.current_thread() is not threading.main_thread():
-            return
-        previous = signal.getsignal(signal.SIGINT)
-        if not callable(previous):
-            return  # ignored, or not Python's: leave it as it is
-
-        def noted(signum: int, frame: Any) -> Any:
-            self.interrupted = True
-            return previous(signum, frame)
-
-        signal.signal(signal.SIGINT, noted)
-        self._restore = lambda: (
-            signal.signal(signal.SIGINT, previous)
-            if signal.getsignal(signal.SIGINT) is noted
-            else None
-        )
+    def _note_interrupt(self, signum: int, frame: Any) -> Any:
+        self.interrupted = True
+        return self._previous_sigint(signum, frame)
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
-        self._restore()  # an in-process session (pytester) must not leave its handler behind
+        # An in-process session (pytester) must not leave its handler behind.
+        if (
+            self._previous_sigint is not None
+            and signal.getsignal(signal.SIGINT) == self._note_interrupt
+        ):
+            signal.signal(signal.SIGINT, self._previous_sigint)
 
     @pytest.hookimpl(trylast=True)  # after junitxml has opened the item's testcase
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:

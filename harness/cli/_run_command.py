@@ -19,7 +19,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from types import FrameType
 
@@ -141,11 +141,13 @@ def _run_pytest(argv: list[str]) -> tuple[int, str | None]:
 
 
 @contextlib.contextmanager
-def _handling(signums: Sequence[int], handler: signal.Handlers | object) -> Iterator[None]:
+def _handling(
+    signums: Sequence[int], handler: Callable[[int, FrameType | None], None]
+) -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield  # only the main thread may handle signals; the caller's own then apply
         return
-    before = {s: signal.signal(s, handler) for s in signums}  # type: ignore[arg-type]
+    before = {s: signal.signal(s, handler) for s in signums}
     try:
         yield
     finally:

@@ -249,12 +249,6 @@ def _read_script(path: Path) -> Script:
         raise ScriptError(source, "", "no such file", "check the path") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ScriptError(source, "", f"cannot read it: {exc}", "save it as UTF-8 JSON") from None
-    too_deep = ScriptError(
-        source,
-        "",
-        f"nested more than {_MAX_SCRIPT_DEPTH} levels deep",
-        f"no message may nest more than {MAX_DEPTH} levels (a parse error to any reader)",
-    )
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -265,10 +259,19 @@ def _read_script(path: Path) -> Script:
             "correct the JSON syntax there",
         ) from None
     except RecursionError:
-        raise too_deep from None
+        raise _too_deep(source) from None
     if nested_deeper_than(data, _MAX_SCRIPT_DEPTH):
-        raise too_deep
+        raise _too_deep(source)
     return parse_script(data, source=source)
+
+
+def _too_deep(source: str) -> ScriptError:
+    return ScriptError(
+        source,
+        "",
+        f"nested more than {_MAX_SCRIPT_DEPTH} levels deep",
+        f"no message may nest more than {MAX_DEPTH} levels (a parse error to any reader)",
+    )
 
 
 # A script holds its messages a few levels down (steps, a step, its reply).

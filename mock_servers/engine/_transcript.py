@@ -65,6 +65,7 @@ entry; a JSON-RPC error body of the refusal is recorded as a server `message` en
 `scripted` is true when the script set the refusal up (an http setting, a fault step),
 false when the client broke a transport rule. The rules:
 
+    too-many-sessions  503: `serve` keeps no more sessions (--max-sessions); scripted
     host               421: a Host that names neither loopback nor an allowed name (DNS
                        rebinding); marked scripted: the server's setting, no client rule
     origin             403: an Origin that is not loopback (http.check_origin)

@@ -87,6 +87,7 @@ __all__ = [
     "HttpMock",
     "create_app",
     "mock_of",
+    "record_refusal",
 ]
 
 TRANSPORTS = ("http", "sse-legacy")
@@ -148,6 +149,7 @@ class HttpMock:
         transport: str = "http",
         transcript: Transcript | None = None,
         answer_timeout: float = DEFAULT_ANSWER_TIMEOUT,
+        allowed_hosts: frozenset[str] | None = LOOPBACK_HOSTS,
     ) -> None:
         if transport not in TRANSPORTS:
             raise ValueError(f"transport must be one of {', '.join(TRANSPORTS)}, not {transport!r}")
@@ -165,7 +167,7 @@ class HttpMock:
         self.settings = script.http
         #: The `Host` names it answers besides loopback addresses; None: any (a server bound
         #: beyond loopback with --allow-remote). Anything else gets 421.
-        self.allowed_hosts: frozenset[str] | None = LOOPBACK_HOSTS
+        self.allowed_hosts = allowed_hosts
         self.answer_timeout = answer_timeout
         self.transcript = transcript or Transcript(
             script=script.name, revision=served, transport=transport
@@ -241,7 +243,8 @@ class HttpMock:
         entries with a `refused` member, unless the engine already recorded them.
         `header` names the request header at fault, when one is.
         """
-        self._record_refusal(
+        record_refusal(
+            self.transcript,
             ex,
             status,
             rule,
@@ -261,30 +264,6 @@ class HttpMock:
             return
         plain = {"content-type": "text/plain; charset=utf-8"} if text else {}
         await ex.respond(status, {**plain, **(headers or {})}, text.encode("utf-8"))
-
-    def _record_refusal(
-        self,
-        ex: Exchange,
-        status: int,
-        rule: str,
-        reason: str,
-        *,
-        scripted: bool,
-        reached_engine: bool,
-        header: str | None = None,
-    ) -> None:
-        refused = {"status": status, "rule": rule, "scripted": scripted}
-        if ex.method == "POST" and not reached_engine:
-            for message in _body_messages(ex.body):
-                self.transcript.record(
-                    "message",
-                    direction="client",
-                    message=message.to_json(),
-                    channel=ex.channel,
-                    refused=refused,
-                )
-        at_fault = {} if header is None else {"header": header}
-        self.transcript.record("refusal", request=ex.number, reason=reason, **refused, **at_fault)
 
     # -- ASGI ----------------------------------------------------------------------------
 
@@ -738,7 +717,8 @@ class HttpMock:
         if not isinstance(response, ErrorResponse) or self._status(delivery, response) < 400:
             return
         code = response.error.code
-        self._record_refusal(
+        record_refusal(
+            self.transcript,
             ex,
             self._status(delivery, response),
             _ENGINE_RULES.get(code, "engine-error"),
@@ -1129,6 +1109,33 @@ class HttpMock:
                     stream.enqueue(Push(control="drop"))
 
 
+def record_refusal(
+    transcript: Transcript,
+    ex: Exchange,
+    status: int,
+    rule: str,
+    reason: str,
+    *,
+    scripted: bool,
+    reached_engine: bool = False,
+    header: str | None = None,
+) -> None:
+    """Record that request `ex` was refused with `status` for breaking `rule`: its JSON-RPC
+    messages (unless the engine recorded them already) marked `refused`, then the refusal."""
+    refused = {"status": status, "rule": rule, "scripted": scripted}
+    if ex.method == "POST" and not reached_engine:
+        for message in _body_messages(ex.body):
+            transcript.record(
+                "message",
+                direction="client",
+                message=message.to_json(),
+                channel=ex.channel,
+                refused=refused,
+            )
+    at_fault = {} if header is None else {"header": header}
+    transcript.record("refusal", request=ex.number, reason=reason, **refused, **at_fault)
+
+
 def _body_messages(body: bytes) -> list[Message]:
     """The JSON-RPC messages in a POST body (a batch's too, at any revision); [] if none."""
     try:
@@ -1145,6 +1152,7 @@ def create_app(
     transport: str = "http",
     transcript: Transcript | None = None,
     answer_timeout: float = DEFAULT_ANSWER_TIMEOUT,
+    allowed_hosts: frozenset[str] | None = LOOPBACK_HOSTS,
 ) -> Starlette:
     """A Starlette app serving `script`; its `HttpMock` is `app.state.mock` (`mock_of`)."""
     mock = HttpMock(
@@ -1153,6 +1161,7 @@ def create_app(
         transport=transport,
         transcript=transcript,
         answer_timeout=answer_timeout,
+        allowed_hosts=allowed_hosts,
     )
     # An ASGI instance as endpoint: Starlette routes every method to it unchanged.
     app = Starlette(routes=[Route("/{path:path}", endpoint=mock)])

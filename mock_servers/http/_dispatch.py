@@ -30,7 +30,6 @@ sessions a new one gets 503, with a message naming both settings.
 
 from __future__ import annotations
 
-import json
 import time
 from collections import OrderedDict, deque
 from collections.abc import Callable, Mapping
@@ -38,7 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs
 
-from harness.protocol import is_stateless
+from harness.protocol import ErrorObject, ErrorResponse, is_stateless
 from mock_servers.engine import (
     Choice,
     Script,
@@ -50,9 +49,14 @@ from mock_servers.engine import (
     matches,
     served_revisions,
 )
-from mock_servers.http._app import DEFAULT_ANSWER_TIMEOUT, HttpMock
+from mock_servers.http._app import (
+    DEFAULT_ANSWER_TIMEOUT,
+    SERVER_ERROR,
+    HttpMock,
+    record_refusal,
+)
 from mock_servers.http._headers import LOOPBACK_HOSTS
-from mock_servers.http._wire import MAX_BODY, Receive, Scope, Send
+from mock_servers.http._wire import MAX_BODY, Exchange, Receive, Scope, Send
 
 __all__ = ["DEFAULT_MAX_SESSIONS", "DEFAULT_SESSION_IDLE", "Dispatcher"]
 
@@ -76,7 +80,6 @@ class _Session:
     resumed: set[str] = field(default_factory=set)
     last_used: float = field(default_factory=time.monotonic)
     busy: int = 0  # requests of it under way, open streams included
-    indexed: int = 0  # how many of its mock's session ids the dispatcher's index holds
 
     def ended(self) -> bool:
         """Every session of this mock was ended by its client (DELETE)."""
@@ -168,7 +171,7 @@ class Dispatcher:
         self.sessions: list[_Session] = []  # the live ones, oldest first
         self.probes: deque[_Session] = deque(maxlen=16)  # answered at once, kept for close()
         self._by_id: dict[str, _Session] = {}
-        self._lru: OrderedDict[int, _Session] = OrderedDict()  # least recently used first
+        self._lru: OrderedDict[str, _Session] = OrderedDict()  # by tag, least recently used first
         self._announce = announce
         self._log = log
         self._count = 0
@@ -203,7 +206,7 @@ class Dispatcher:
             try:
                 target = self._pick(scope, body, headers.get("mcp-protocol-version"))
             except _Full:
-                await self._unavailable(send)
+                await self._unavailable(scope, receive, send)
                 return
         target.busy += 1
         try:
@@ -211,10 +214,10 @@ class Dispatcher:
         finally:
             target.busy -= 1
             target.last_used = time.monotonic()
-            if target.indexed < len(target.mock.sessions):
-                self._index(target)
-            if id(target) in self._lru:
-                self._lru.move_to_end(id(target))
+            # The ids its mock issued (one or two): found in one lookup from now on.
+            self._by_id.update(dict.fromkeys(target.mock.sessions, target))
+            if target.tag in self._lru:
+                self._lru.move_to_end(target.tag)
         if scope.get("method") == "DELETE" and target.ended():
             if self.shared:
                 target.mock.finish()  # one run for every session: it goes on
@@ -223,11 +226,6 @@ class Dispatcher:
 
     # -- how many sessions live ------------------------------------------------------------
 
-    def _index(self, session: _Session) -> None:
-        for sid in list(session.mock.sessions)[session.indexed :]:
-            self._by_id[sid] = session
-        session.indexed = len(session.mock.sessions)
-
     def _drop(self, session: _Session) -> None:
         """End a session's mock (its unconsumed steps recorded) and forget it."""
         session.mock.finish()
@@ -235,7 +233,7 @@ class Dispatcher:
         for sid in session.mock.sessions:
             if self._by_id.get(sid) is session:
                 del self._by_id[sid]
-        self._lru.pop(id(session), None)
+        self._lru.pop(session.tag, None)
         if session in self.sessions:
             self.sessions.remove(session)
         if self._stateless is session:
@@ -246,8 +244,8 @@ class Dispatcher:
         stops at the first that is not); _Full if no room is left even then."""
         now = time.monotonic()
         stale = []
-        for session in self._lru.values():
-            if now - session.last_used < self.idle_timeout or self.shared:
+        for session in () if self.shared else self._lru.values():
+            if now - session.last_used < self.idle_timeout:
                 break
             if session.busy == 0:  # an open stream is use, whatever the clock says
                 stale.append(session)
@@ -257,28 +255,33 @@ class Dispatcher:
         if len(self.sessions) >= self.max_sessions:
             raise _Full
 
-    async def _unavailable(self, send: Send) -> None:
+    async def _unavailable(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """503 for a session there is no room for: recorded as any refusal is (the request,
+        the refusal, the answer), under the tag "refused", since no mock took it."""
         text = (
             f"Service Unavailable: {len(self.sessions)} sessions are open, the most this "
             f"server keeps (--max-sessions {self.max_sessions}); end one with DELETE, or wait "
             f"until one has been idle for {self.idle_timeout:g} s (--session-idle)"
         )
         self._say(f"refused a new session: {text}")
-        body = json.dumps(
-            {"jsonrpc": "2.0", "id": None, "error": {"code": -32000, "message": text}}
-        ).encode("utf-8")
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 503,
-                "headers": [
-                    (b"content-type", b"application/json"),
-                    (b"content-length", str(len(body)).encode("ascii")),
-                    (b"retry-after", str(max(1, round(self.idle_timeout))).encode("ascii")),
-                ],
-            }
+        transcript = SessionTranscript(
+            self.transcript,
+            "refused",
+            script=self.script.name,
+            revision="",
+            transport=self.transport,
+            log=self._log,
         )
-        await send({"type": "http.response.body", "body": body})
+        ex = Exchange(transcript, 0, scope, receive, send)
+        await ex.read_body()
+        ex.record_request()
+        record_refusal(transcript, ex, 503, "too-many-sessions", text, scripted=True)
+        answer = ErrorResponse(None, ErrorObject(SERVER_ERROR, text))
+        transcript.record(
+            "message", direction="server", message=answer.to_json(), channel=ex.channel
+        )
+        retry = str(max(1, round(self.idle_timeout)))
+        await ex.respond_json(503, answer, {"retry-after": retry})
 
     def _session_id(self, scope: Scope, headers: Mapping[str, str]) -> str | None:
         if self.transport == "sse-legacy":
@@ -374,14 +377,14 @@ class Dispatcher:
             transport=self.transport,
             transcript=transcript,
             answer_timeout=self.answer_timeout,
+            allowed_hosts=self.allowed_hosts,
         )
-        mock.allowed_hosts = self.allowed_hosts
         session = _Session(tag, mock)
         if probe:
             self.probes.append(session)
         else:
             self.sessions.append(session)
-            self._lru[id(session)] = session
+            self._lru[tag] = session
         self._say(f"{tag}: {choice.revision} ({why})")
         return session
 

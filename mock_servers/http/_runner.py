@@ -230,6 +230,7 @@ def _prepare(
     transcript: Transcript | None,
     transcript_path: str | Path | None,
     answer_timeout: float,
+    allow_remote: bool,
 ) -> tuple[Starlette, bool]:
     """The app, and whether its transcript was opened here (and must be closed here)."""
     owned = transcript is None and transcript_path is not None
@@ -247,6 +248,8 @@ def _prepare(
             transport=transport,
             transcript=transcript,
             answer_timeout=answer_timeout,
+            # Bound beyond loopback, it is reached by other names: any Host is its own.
+            allowed_hosts=None if allow_remote else LOOPBACK_HOSTS,
         )
     except BaseException:
         if owned and transcript is not None:
@@ -274,11 +277,9 @@ class _Runner:
     ) -> None:
         check_loopback(host, allow_remote=allow_remote)
         self.app, self._owns_transcript = _prepare(
-            script, revision, transport, transcript, transcript_path, answer_timeout
+            script, revision, transport, transcript, transcript_path, answer_timeout, allow_remote
         )
         self.mock: HttpMock = mock_of(self.app)
-        if allow_remote:
-            self.mock.allowed_hosts = None  # reachable from elsewhere, by any name
         self.transcript = self.mock.transcript
         self.engine = self.mock.engine
         self.host = host
@@ -450,10 +451,10 @@ def serve_http(
     `allow_remote`; raises ValueError for another host, OSError if the port is taken.
     """
     check_loopback(host, allow_remote=allow_remote)
-    app, owned = _prepare(script, revision, transport, None, transcript_path, answer_timeout)
+    app, owned = _prepare(
+        script, revision, transport, None, transcript_path, answer_timeout, allow_remote
+    )
     mock = mock_of(app)
-    if allow_remote:
-        mock.allowed_hosts = None  # reachable from elsewhere, by any name
     socks: list[socket.socket] = []
     try:
         socks.append(_bind(host, port))

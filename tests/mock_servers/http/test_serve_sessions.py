@@ -14,7 +14,7 @@ import httpx
 import pytest
 from _machine import within
 
-from mock_servers import fixtures_root, load_script
+from mock_servers import Transcript, fixtures_root, load_script
 from mock_servers.http import Dispatcher
 from mock_servers.http._asgi_transport import StreamingASGITransport
 
@@ -100,7 +100,8 @@ async def test_sessions_idle_past_the_bound_make_room_for_new_ones() -> None:
 
 @pytest.mark.anyio
 async def test_past_the_cap_a_new_session_gets_503_naming_both_settings() -> None:
-    app = Dispatcher(load_script(FIXTURE), max_sessions=2, idle_timeout=60.0)
+    record = Transcript(script="dev", revision="", transport="http")
+    app = Dispatcher(load_script(FIXTURE), max_sessions=2, idle_timeout=60.0, transcript=record)
     async with client_of(app) as client:
         first = await open_session(client)
         await open_session(client)
@@ -111,6 +112,13 @@ async def test_past_the_cap_a_new_session_gets_503_naming_both_settings() -> Non
         assert "--max-sessions 2" in message
         assert "--session-idle" in message
         assert refused.headers["retry-after"] == "60"
+        # Recorded as any refusal is: the client's initialize, the refusal, the answer.
+        refusal = [e for e in record.of_kind("refusal") if e.get("session") == "refused"]
+        assert [(e["status"], e["rule"]) for e in refusal] == [(503, "too-many-sessions")]
+        sent = [e for e in record.of_kind("message") if e.get("session") == "refused"]
+        assert [e["direction"] for e in sent] == ["client", "server"]
+        assert sent[0]["message"]["method"] == "initialize"
+        assert sent[0]["refused"]["status"] == 503
         # The live sessions still work, and an ended one makes room at once.
         assert (await ping(client, first)).status_code == 200
         assert (await client.delete("/mcp", headers=first)).status_code == 200

@@ -15,8 +15,10 @@ installed, so it stays inert, and imports nothing heavy, until one of its option
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
+import logging
 import os
 import shlex
 import signal
@@ -132,6 +134,29 @@ def _active(config: pytest.Config) -> bool:
     )
 
 
+class _SnapshotLoggerDict(dict[str, Any]):
+    """logging's table of loggers, whose `values()` is a copy taken in one step."""
+
+    def values(self) -> Any:
+        return list(dict.values(self))
+
+
+def _snapshot_logger_iteration() -> None:
+    """Scenario runs go on in threads of their own while pytest sets items up and tears
+    them down, and a client library they run may create a logger at any time (a lazy
+    import, a logger per session). pytest's log capture walks logging's table of loggers
+    as each phase begins without the lock that logging itself takes, so one new logger
+    ended a teardown with "dictionary changed size during iteration" and lost the next
+    item's verdict. A copy made in one step (the GIL holds through it) cannot change
+    under the walk."""
+    manager = logging.root.manager
+    if isinstance(manager.loggerDict, _SnapshotLoggerDict):
+        return
+    lock = getattr(logging, "_lock", None)  # logging's own, where this Python has it
+    with lock if lock is not None else contextlib.nullcontext():
+        manager.loggerDict = _SnapshotLoggerDict(manager.loggerDict)
+
+
 def _split(values: list[str] | None) -> list[str]:
     return [v.strip() for value in values or [] for v in value.split(",") if v.strip()]
 
@@ -222,6 +247,7 @@ def pytest_configure(config: pytest.Config) -> None:
         else:
             config.stash[_STASH_HELLO] = check_driver(driver, timeout)
     config.stash[_STASH_RUNS] = {}
+    _snapshot_logger_iteration()
     if not hasattr(config, "workerinput"):
         # The controller (or a run without xdist) keeps the verdicts and writes the
         # reports. A pytest-xdist worker's verdicts reach the controller in its reports;

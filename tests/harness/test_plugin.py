@@ -1021,3 +1021,51 @@ class SlowFirst(ReferenceClient):
         assert len(made) > unit, seen  # more than one unit of this worker's runs
         early = sum(when < released for when in made)
         assert early > unit, f"worker {pid}: {early} runs started before the release"
+
+
+def test_loggers_created_by_a_scenario_thread_cannot_break_an_items_log_capture() -> None:
+    """pytest walks logging's table of loggers as each phase of an item begins, without
+    logging's lock, while scenario threads go on; a logger created in between ended a
+    teardown with "dictionary changed size during iteration" and lost the next verdict."""
+    import itertools
+    import logging
+
+    from _pytest.logging import LogCaptureHandler, catching_logs
+
+    from harness.pytest_plugin import _snapshot_logger_iteration
+
+    manager = logging.root.manager
+    original = manager.loggerDict
+    names = (f"mcp-testbench-test.logger-{n}" for n in itertools.count())
+    try:
+        # The race, made deterministic: a logger is created while the walk is under way.
+        plain = dict(original)
+        manager.loggerDict = plain
+
+        def walk_and_create(table: dict[str, Any]) -> int:
+            walked = 0
+            for _ in table.values():
+                logging.getLogger(next(names))
+                walked += 1
+            return walked
+
+        with pytest.raises(RuntimeError, match="changed size"):
+            walk_and_create(plain)
+        plain = dict(original)  # as logging makes it (an earlier run may have guarded it)
+        manager.loggerDict = plain
+
+        _snapshot_logger_iteration()
+        _snapshot_logger_iteration()  # once is enough: a second call keeps the same table
+        guarded = manager.loggerDict
+        assert guarded is not plain
+        assert dict(guarded) == plain
+        before = len(guarded)
+        # The walk sees the loggers there when it began, and the new ones are kept.
+        assert walk_and_create(guarded) == before
+        assert len(guarded) == 2 * before + 1  # one PlaceHolder for their common parent
+        with catching_logs(LogCaptureHandler(), level=logging.INFO):
+            logging.getLogger(next(names)).info("captured")
+    finally:
+        manager.loggerDict = original
+        for name in [n for n in original if n.startswith("mcp-testbench-test")]:
+            del original[name]

@@ -122,7 +122,11 @@ def _run_pytest(argv: list[str]) -> tuple[int, str | None]:
     bound, kills it). Whatever pytest started that outlives it in its group (a mock, a
     client's server) is ended before this returns, so nothing outlives the command.
     """
-    child = subprocess.Popen(argv, start_new_session=True)
+    # Unbuffered: each item's progress letter reaches a pipe (a CI log, a wrapper that
+    # watches it) as the item ends, not in blocks of several kilobytes at the end.
+    child = subprocess.Popen(
+        argv, start_new_session=True, env={**os.environ, "PYTHONUNBUFFERED": "1"}
+    )
     signals: list[int] = []
 
     def forward(signum: int, frame: FrameType | None) -> None:

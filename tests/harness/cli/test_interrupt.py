@@ -69,8 +69,12 @@ def test_an_interrupted_run_keeps_what_finished_and_leaves_nothing(
     env = {**os.environ, "TMPDIR": str(scratch), marker.split("=")[0]: marker.split("=")[1]}
     env.pop("PYTEST_ADDOPTS", None)
     reports = tmp_path / "reports"
+    # After the first verdict, one scenario run at a time: the items are then reported as
+    # their runs end, not all at once when a window of runs done together ends (on a busy
+    # machine the whole suite had been reported before the signal arrived).
+    one_at_a_time = ["--", "--mcp-concurrency", "1"] if when == "after the first verdict" else []
     proc = subprocess.Popen(
-        [sys.executable, "-m", "harness.cli", "run", "--report-dir", str(reports)],
+        [sys.executable, "-m", "harness.cli", "run", "--report-dir", str(reports), *one_at_a_time],
         cwd=tmp_path,
         env=env,
         stdout=subprocess.PIPE,

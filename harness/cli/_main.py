@@ -485,8 +485,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.pytest_args = [*args.pytest_args, *rest]
     if args.command in ("run", "compare", "baseline"):
         # While pytest runs, run_suite turns SIGINT and SIGTERM into a wind-down that keeps
-        # the reports; before and after it, either one ends the command with one line.
+        # the reports; before and after it, either one ends the command with one line. Both
+        # are handled even where SIGINT came in ignored (a background job of a script, a
+        # nohup): there it is only ever sent on purpose, and must not be lost.
         previous = signal.signal(signal.SIGTERM, _interrupt)
+        previous_int = signal.signal(signal.SIGINT, _interrupt)
         try:
             if args.command == "run":
                 return _run(args)
@@ -498,6 +501,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return INTERRUPTED_EXIT
         finally:
             signal.signal(signal.SIGTERM, previous)
+            signal.signal(signal.SIGINT, previous_int)
     if args.command == "validate":
         return _validate(args.scripts)
     if args.command == "serve":

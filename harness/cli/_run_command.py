@@ -100,7 +100,7 @@ def run_suite(
             f"mcp-testbench: running the suite for {driver or client or REFERENCE_CLIENT}",
             flush=True,
         )
-        code, interrupted = _run_pytest([sys.executable, "-m", "pytest", *argv])
+        code, interrupted = _run_pytest([sys.executable, "-c", _PYTEST_CHILD, *argv])
     if folder is not None or not reports:  # a caller that named its reports says where
         _say_where(folder, report_dir)
     if interrupted:
@@ -111,6 +111,15 @@ def run_suite(
         )
         return INTERRUPTED_EXIT
     return code
+
+
+# pytest, with SIGINT as Python sets it up in a fresh process (KeyboardInterrupt): a child
+# inherits an ignored SIGINT (a background job of a script ignores it), and pytest would
+# then never see the one SIGINT that asks it to stop and keep its reports.
+_PYTEST_CHILD = (
+    "import runpy, signal; signal.signal(signal.SIGINT, signal.default_int_handler); "
+    "runpy.run_module('pytest', run_name='__main__', alter_sys=True)"
+)
 
 
 def _run_pytest(argv: list[str]) -> tuple[int, str | None]:

@@ -60,8 +60,9 @@ def _read_until(proc: subprocess.Popen[bytes], wanted: bytes, seen: bytearray) -
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc to find what is left")
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 @pytest.mark.parametrize("when", ["as it starts", "after the first verdict"])
+@pytest.mark.parametrize("started", ["in the foreground", "as a background job"])
 def test_an_interrupted_run_keeps_what_finished_and_leaves_nothing(
-    tmp_path: Path, signum: int, when: str
+    tmp_path: Path, signum: int, when: str, started: str
 ) -> None:
     scratch = tmp_path / "tmp"
     scratch.mkdir()
@@ -70,11 +71,17 @@ def test_an_interrupted_run_keeps_what_finished_and_leaves_nothing(
     env.pop("PYTEST_ADDOPTS", None)
     reports = tmp_path / "reports"
     # After the first verdict, one scenario run at a time: the items are then reported as
-    # their runs end, not all at once when a window of runs done together ends (on a busy
-    # machine the whole suite had been reported before the signal arrived).
+    # their runs end, and most of the suite is still to come when the signal arrives.
     one_at_a_time = ["--", "--mcp-concurrency", "1"] if when == "after the first verdict" else []
+    command = [sys.executable, "-m", "harness.cli", "run", "--report-dir", str(reports)]
+    # A background job of a script starts with SIGINT ignored, and so does all it starts:
+    # a SIGINT sent to it on purpose must still stop the run (it was lost, and the run
+    # went on to its end, when the command and its pytest kept the ignored disposition).
+    background = (
+        ["sh", "-c", 'trap "" INT; exec "$@"', "sh"] if started != "in the foreground" else []
+    )
     proc = subprocess.Popen(
-        [sys.executable, "-m", "harness.cli", "run", "--report-dir", str(reports), *one_at_a_time],
+        [*background, *command, *one_at_a_time],
         cwd=tmp_path,
         env=env,
         stdout=subprocess.PIPE,

@@ -115,11 +115,17 @@ def run_suite(
 
 # pytest, with SIGINT as Python sets it up in a fresh process (KeyboardInterrupt): a child
 # inherits an ignored SIGINT (a background job of a script ignores it), and pytest would
-# then never see the one SIGINT that asks it to stop and keep its reports.
-_PYTEST_CHILD = (
-    "import runpy, signal; signal.signal(signal.SIGINT, signal.default_int_handler); "
-    "runpy.run_module('pytest', run_name='__main__', alter_sys=True)"
-)
+# then never see the one SIGINT that asks it to stop and keep its reports. A SIGINT that
+# comes while pytest is still being imported ends it with pytest's own status for an
+# interrupted run, not a traceback.
+_PYTEST_CHILD = """\
+import runpy, signal, sys
+signal.signal(signal.SIGINT, signal.default_int_handler)
+try:
+    runpy.run_module("pytest", run_name="__main__", alter_sys=True)
+except KeyboardInterrupt:
+    sys.exit(2)
+"""
 
 
 def _run_pytest(argv: list[str]) -> tuple[int, str | None]:

@@ -114,3 +114,24 @@ def test_an_interrupted_run_keeps_what_finished_and_leaves_nothing(
         assert "interrupted: the run was stopped" in html
     else:
         assert "interrupted" in text, text
+
+
+def test_a_sigint_while_pytest_is_imported_ends_it_without_a_traceback(tmp_path: Path) -> None:
+    """The command's pytest child, interrupted before pytest has started (seen on a busy
+    machine: the signal came during its imports), exits with pytest's status for an
+    interrupted run and prints no traceback. A stand-in pytest that is interrupted as it is
+    imported makes the moment certain."""
+    from harness.cli._run_command import _PYTEST_CHILD
+
+    (tmp_path / "pytest").mkdir()
+    (tmp_path / "pytest" / "__init__.py").write_text("raise KeyboardInterrupt\n")
+    (tmp_path / "pytest" / "__main__.py").write_text("")
+    done = subprocess.run(
+        [sys.executable, "-c", _PYTEST_CHILD],
+        env={**os.environ, "PYTHONPATH": str(tmp_path)},
+        capture_output=True,
+        timeout=WAIT,
+        check=False,
+    )
+    assert done.returncode == 2, done
+    assert b"Traceback" not in done.stderr + done.stdout, done

@@ -12,7 +12,7 @@ happened" can never pass for the violation the mutant was written to show.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from _machine import within
@@ -48,14 +48,17 @@ class Case:
     """The mutant's defect is to crash (raise something that is not a ClientError)."""
 
 
-def all_blocked_by(root: str, run: tuple[str, str, str], **outcomes: str) -> dict[str, str]:
+def all_blocked_by(
+    root: str, run: tuple[str, str, str], *, judged: Iterable[str] = (), **outcomes: str
+) -> dict[str, str]:
     """A precondition mutant's expectation: `outcomes` (the root's own FAIL, and any other
     check the same defect breaks), PASS for the checks that declare themselves independent
-    of `root`, and BLOCKED by `root` for every other check of the run."""
+    of `root` and for those `judged` (their evidence was complete before the fault, or off
+    its path), and BLOCKED by `root` for every other check of the run."""
     scenario_id, revision, transport = run
     expected = {}
     for check_id in scenario(scenario_id).checks:
-        if not CATALOGUE[check_id].applies(revision, transport):
+        if not CATALOGUE[check_id].applies(revision, transport) or check_id in judged:
             continue
         if check_id in outcomes:
             expected[check_id] = outcomes[check_id]

@@ -3,33 +3,49 @@
 In order:
 1. SKIP, only when the client declared that it lacks what the check needs (a driver
    protocol 1.1 operation it did not name counts as lacking).
-2. BLOCKED, when a precondition of the run failed (harness/judging/_preconditions.py): the item
-   names the first root cause, unless the check judges one of the run's root causes
-   itself or declared itself independent of it.
-3. N/A or BLOCKED, when the check's trigger never arose: BLOCKED by the operation that
-   raised or hung (the client never got there), N/A when nothing failed (the condition
-   the check is about just did not happen).
-4. The check's own rule. A PASS must cite its trigger among its evidence; a check that
-   crashes, or passes without its trigger, is the harness's fault and says so.
+2. The check's rule, as if nothing had failed: its trigger must be among the run's
+   records (absent: N/A, or BLOCKED by what stopped the client getting there), and a
+   PASS must cite it; a check that crashes, or passes without its trigger, is the
+   harness's fault and says so.
+3. Root causes (harness/judging/_preconditions.py), causally: a check that judges one of
+   the run's root causes is judged whatever else failed. Any other check is BLOCKED by
+   the earliest root cause it does not declare itself independent of, unless the fault
+   lay off its path: its verdict cites nothing the fault touched, or its evidence was
+   complete before the fault (the run as it stood then gives the same verdict).
+4. A root cause is a non-PASS verdict of a check in the same run; a client failure that
+   a check of the run explains (a violation inside the failed operation) is charged to
+   that check; a refusal that no check finds wrong is the harness's fault.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import math
+import traceback
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from harness.clients import OPERATIONS
-from harness.judging._catalogue import Check
-from harness.judging._preconditions import failed_operation, root_causes
+from harness.judging._catalogue import CATALOGUE, Check
+from harness.judging._preconditions import RootCause, causes_of_failure
 from harness.judging._verdicts import Status, Verdict, blocked, not_applicable, skip
 from harness.protocol import REVISIONS
 from harness.running import ScenarioRun
 
 __all__ = ["judge", "not_judged"]
 
+_JUDGED = (Status.PASS, Status.FAIL, Status.WARN)
+
 
 def judge(check: Check, run: ScenarioRun) -> Verdict:
-    """The check's verdict on the run; the suite-wide rules first."""
+    """The check's verdict on the run; the suite-wide rules first. Never raises: a fault
+    of the harness (a trigger, a check, the root causes) is a verdict of its own."""
+    try:
+        return _judge(check, run)
+    except Exception as exc:
+        return harness_fault(f"judging {check.id} failed", exc)
+
+
+def _judge(check: Check, run: ScenarioRun) -> Verdict:
     declared = run.supports
     # A driver protocol 1.1 operation is never assumed, not even from an empty `supports`.
     unnamed = sorted(run.scenario.requires & OPERATIONS - declared)
@@ -43,34 +59,74 @@ def judge(check: Check, run: ScenarioRun) -> Verdict:
         revisions = [r for r in REVISIONS if r in declared]
         if revisions and run.revision not in revisions:
             return skip(f"the client does not declare revision {run.revision}")
-    causes = root_causes(run)
+    causes, _ = _causes(run)
+    whole = _rule(check, run, not_judged)
     # A check that judges one of the run's root causes is judged whatever else failed:
     # that is where the FAIL the others are blocked by comes from.
-    if all(cause.id != check.id for cause in causes):
-        for cause in causes:
-            if cause.id not in check.independent_of:
-                return blocked(cause.id, f"blocked by {cause.id}: {cause.reason}", cause.evidence)
+    if any(cause.id == check.id for cause in causes):
+        return whole
+    for cause in causes:
+        if cause.id in check.independent_of or cause.symptom in check.independent_of:
+            continue
+        if not _blocks(check, run, cause, whole):
+            continue
+        return blocked(cause.id, f"blocked by {cause.id}: {cause.reason}", cause.evidence)
+    return whole
+
+
+def _blocks(check: Check, run: ScenarioRun, cause: RootCause, whole: Verdict) -> bool:
+    """Whether the fault kept this check's trigger or evidence from being seen."""
+    if cause.moment == -math.inf:
+        return True
+    if whole.status in _JUDGED:
+        path = [*whole.evidence, *(check.trigger.find(run) if check.trigger else ())]
+        if not cause.touches(run, path):
+            return False
+    elif whole.status is Status.NOT_APPLICABLE and cause.contained:
+        # The fault stayed in its own exchange and every operation went through: the
+        # condition the check is about never arose, fault or no fault.
+        return False
+    # What the check would have said of the run as it stood when the fault happened:
+    # the same judged verdict means its evidence was complete by then.
+    before = run.before(cause.seq, cause.moment)
+    early = _rule(check, before, _absent)
+    return not (early.status in _JUDGED and early.status is whole.status)
+
+
+def _absent(run: ScenarioRun, what: str) -> Verdict:
+    return not_applicable(f"{what}: not yet")
+
+
+def _rule(
+    check: Check, run: ScenarioRun, missing: Callable[[ScenarioRun, str], Verdict]
+) -> Verdict:
+    """The check's trigger and rule, as if no precondition had failed."""
     found: list[Mapping[str, Any]] = []
     if check.trigger is not None:
         found = check.trigger.find(run)
         if not found:
-            return not_judged(run, check.trigger.description)
+            return missing(run, check.trigger.description)
     try:
         verdict = check.judge(run)
     except Exception as exc:  # a bug in a check must never turn into a verdict for the client
-        return _harness_fault(f"the check itself failed ({type(exc).__name__}: {exc})")
+        return harness_fault(f"the check {check.id} itself failed", exc)
     cited = any(item in found for item in verdict.evidence)
     if verdict.status is Status.PASS and check.trigger is not None and not cited:
-        return _harness_fault(
-            f"the check passed without citing its trigger ({check.trigger.description})"
+        return Verdict(
+            Status.BLOCKED,
+            f"the check passed without citing its trigger ({check.trigger.description}); "
+            "please report it",
+            kind="harness",
+            root="harness",
         )
     return verdict
 
 
 def not_judged(run: ScenarioRun, what: str) -> Verdict:
     """Why `what` (a trigger, an exchange a check needs) never happened: BLOCKED by the
-    operation that failed or hung, or N/A when nothing failed."""
-    cause = failed_operation(run)
+    operation that failed or hung (or the check of the run that explains why it did), or
+    N/A when nothing failed."""
+    _, cause = _causes(run)
     if cause is not None:
         return blocked(
             cause.id, f"not judged: {what} did not happen; {cause.reason}", cause.evidence
@@ -78,5 +134,92 @@ def not_judged(run: ScenarioRun, what: str) -> Verdict:
     return not_applicable(f"{what}: this never happened in the run")
 
 
-def _harness_fault(reason: str) -> Verdict:
-    return Verdict(Status.BLOCKED, f"{reason}; please report it", kind="harness", root="harness")
+def _causes(run: ScenarioRun) -> tuple[list[RootCause], RootCause | None]:
+    """The run's root causes, confirmed, and its failed operation, explained."""
+    if "judged_causes" not in run.cache:
+        run.cache["judged_causes"] = ([], None)  # while they are worked out, nothing blocks
+        causes, failed = causes_of_failure(run, lambda cause: _explained(run, cause))
+        run.cache["judged_causes"] = ([_confirmed(run, c) for c in causes], failed)
+    causes, failed = run.cache["judged_causes"]
+    return list(causes), failed
+
+
+def _own_verdict(run: ScenarioRun, check_id: str) -> Verdict | None:
+    """A check's verdict on the run as if nothing had failed, when it applies to it."""
+    check = CATALOGUE.get(check_id)
+    if check is None or not check.applies(run.revision, run.transport):
+        return None
+    return _rule(check, run, _absent)
+
+
+def _confirmed(run: ScenarioRun, cause: RootCause) -> RootCause:
+    """A root cause that names a check stands only where that check finds the violation
+    in this run: a refusal no check finds wrong is the mock's fault, never a PASS that
+    blocks the rest."""
+    if cause.id not in CATALOGUE:
+        return cause
+    verdict = _own_verdict(run, cause.id)
+    if verdict is not None and verdict.status in (Status.FAIL, Status.WARN):
+        return cause
+    said = (
+        "it does not apply here" if verdict is None else f"{verdict.status.value}: {verdict.reason}"
+    )
+    return RootCause(
+        "harness",
+        f"{cause.reason}, which is {cause.id}'s rule, but {cause.id} finds no violation in "
+        f"this run ({said}): the harness's own fault, not the client's; please report it",
+        cause.evidence,
+        moment=cause.moment,
+        seq=cause.seq,
+        touched_seqs=cause.touched_seqs,
+        touched_ops=cause.touched_ops,
+        touches_after=cause.touches_after,
+        symptom=cause.symptom,
+    )
+
+
+def _explained(run: ScenarioRun, failure: RootCause) -> RootCause:
+    """A failed operation whose window holds a violation that a check of the run judges
+    (the ping sent during initialize that the client never answered, a server request
+    left unanswered during a call) is charged to that check: the hang is its symptom."""
+    started = failure.moment
+    ended = min(
+        (o.ended for o in run.operations if o.started == started and o.ended is not None),
+        default=math.inf,
+    )
+    best: tuple[float, str, Verdict] | None = None
+    for check_id in run.scenario.checks:
+        if check_id == failure.id:
+            continue
+        verdict = _own_verdict(run, check_id)
+        if verdict is None or verdict.status not in (Status.FAIL, Status.WARN):
+            continue
+        moments = [run.moment(e) for e in verdict.evidence if "seq" in e]
+        inside = [m for m in moments if started <= m <= ended]
+        if inside and (best is None or min(inside) < best[0]):
+            best = (min(inside), check_id, verdict)
+    if best is None:
+        return failure
+    moment, check_id, verdict = best
+    return RootCause(
+        check_id,
+        f"{verdict.reason} ({failure.id} {failure.reason.split(' ', 1)[-1]})",
+        verdict.evidence,
+        moment=moment,
+        touched_ops=failure.touched_ops,
+        touches_after=failure.touches_after,
+        symptom=failure.id,
+    )
+
+
+def harness_fault(what: str, exc: BaseException) -> Verdict:
+    """The harness's own failure, with its traceback: never the client's."""
+    trace = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    return Verdict(
+        Status.BLOCKED,
+        f"{what} ({type(exc).__name__}: {exc}): the harness's own fault, not the client's; "
+        "please report it",
+        ({"traceback": trace},),
+        kind="harness",
+        root="harness",
+    )

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import dataclasses
 import os
 import socket
 import sys
@@ -116,6 +117,11 @@ class Operation:
     finished: bool = field(default=True, repr=False, compare=False)
     """False while the client is in it: one the client never returned from (it blocked
     its event loop) is a hang, not a success with no value."""
+    started: float = field(default=0.0, repr=False, compare=False)
+    ended: float | None = field(default=None, repr=False, compare=False)
+    """When the harness asked, and when the client returned (None: it never did), on the
+    monotonic clock the transcript's `origin` is on: judging places the operation among
+    the mock's entries with them (what the client had done before a fault)."""
 
     @property
     def ok(self) -> bool:
@@ -244,6 +250,7 @@ class Session:
         `timeout=`): short, so provoking it costs little; at most a tenth of the run's."""
         self.operations: list[Operation] = []
         self.events: list[ClientEvent] = []
+        self.event_times: list[float] = []
         self._surfaced = anyio.Event()
         self.watch = watch
         self.waits: list[dict[str, Any]] = []
@@ -299,6 +306,7 @@ class Session:
         """The client's `on_event` (called on the run's event loop): keep the event and
         wake the drive's `until_surfaced` waits."""
         self.events.append(event)
+        self.event_times.append(time.monotonic())
         self._surfaced.set()
         self._surfaced = anyio.Event()
 
@@ -339,10 +347,10 @@ class Session:
         kwargs: dict[str, Any],
         shown: dict[str, Any],
     ) -> Operation:
-        record = Operation(op, shown, finished=False)
+        start = time.monotonic()
+        record = Operation(op, shown, finished=False, started=start)
         self.operations.append(record)
         method: Callable[..., Awaitable[Any]] = getattr(self.client, op)
-        start = time.monotonic()
         try:
             with anyio.fail_after(self.options.timeout * 2):
                 record.value = await method(*args, **kwargs)
@@ -356,7 +364,8 @@ class Session:
                 "code": None,
                 "message": "the harness abandoned the call (as the scenario intends)",
             }
-            record.seconds = time.monotonic() - start
+            record.ended = time.monotonic()
+            record.seconds = record.ended - start
             raise
         except TimeoutError:
             record.error = {
@@ -370,7 +379,8 @@ class Session:
                 "code": None,
                 "message": f"{type(exc).__name__}: {exc}",
             }
-        record.seconds = time.monotonic() - start
+        record.ended = time.monotonic()
+        record.seconds = record.ended - start
         record.finished = True
         return record
 
@@ -448,6 +458,8 @@ class ScenarioRun:
     transcript: Mapping[str, Any] = field(default_factory=dict)
     operations: list[Operation] = field(default_factory=list)
     events: list[ClientEvent] = field(default_factory=list)
+    event_times: list[float] = field(default_factory=list, repr=False, compare=False)
+    """When each event was surfaced (the monotonic clock of `Operation.started`)."""
     waits: list[dict[str, Any]] = field(default_factory=list)
     """The drive's bounded waits for transcript entries, and whether each was seen."""
     harness_error: str | None = None
@@ -486,6 +498,35 @@ class ScenarioRun:
     def operation(self, op: str, index: int = 0) -> Operation | None:
         matching = [o for o in self.operations if o.op == op]
         return matching[index] if index < len(matching) else None
+
+    def moment(self, entry: Mapping[str, Any]) -> float:
+        """When the mock recorded a transcript entry, on the clock of `Operation.started`."""
+        return float(self.transcript.get("origin", 0.0)) + float(entry.get("t", 0.0))
+
+    def before(self, seq: int | None, moment: float) -> ScenarioRun:
+        """The run as it stood at a moment: the transcript's entries before entry `seq`
+        (with no seq, before `moment`), the operations the client had returned from, and
+        the events it had surfaced. Judging asks a check about this part of a run to tell
+        whether its evidence was complete before a fault."""
+        entries = [
+            e
+            for e in self.entries
+            if (int(e["seq"]) < seq if seq is not None else self.moment(e) < moment)
+        ]
+        surfaced = [
+            (event, when)
+            for event, when in zip(self.events, self.event_times, strict=False)
+            if when < moment
+        ]
+        return dataclasses.replace(
+            self,
+            transcript={**self.transcript, "entries": entries},
+            operations=[o for o in self.operations if o.ended is not None and o.ended <= moment],
+            events=[event for event, _ in surfaced],
+            event_times=[when for _, when in surfaced],
+            harness_error=None,
+            cache={},
+        )
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -689,13 +730,16 @@ async def _drive(
         return
     sink: list[Session] = []  # the session, once made: it keeps what the client surfaces
     early: list[ClientEvent] = []
+    early_times: list[float] = []
     run.events = early
+    run.event_times = early_times
 
     def on_event(event: ClientEvent) -> None:
         if sink:
             sink[0].surfaced(event)
         else:
             early.append(event)
+            early_times.append(time.monotonic())
 
     options = ConnectOptions(
         protocol_version=run.revision if scenario.pin_version else None,
@@ -731,6 +775,7 @@ async def _drive(
         run.operations = session.operations
         run.waits = session.waits
         session.events = early
+        session.event_times = early_times
         sink.append(session)
         driving = time.monotonic()
         run.phases["start"] = driving - began

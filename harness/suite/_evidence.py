@@ -7,7 +7,15 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from harness.judging import Verdict, blocked, not_judged, passed, trigger
+from harness.judging import (
+    Verdict,
+    blocked,
+    fail,
+    invalid_line_owner,
+    not_judged,
+    passed,
+    trigger,
+)
 from harness.protocol import same_json
 from harness.running import Operation, ScenarioRun
 
@@ -34,10 +42,13 @@ __all__ = [
     "hung_or_crashed",
     "initialize_exchange",
     "initialize_request",
+    "invalid_lines",
     "is_empty_result",
     "is_request",
+    "judged_elsewhere",
     "keeps_order",
     "missing",
+    "never_answered",
     "op_evidence",
     "operations_with",
     "overtaken",
@@ -70,6 +81,56 @@ def dual_era_probes(run: ScenarioRun) -> list[dict[str, Any]]:
             break
         probes.append(entry)
     return probes
+
+
+def invalid_lines(
+    run: ScenarioRun, owner: str
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The run's `invalid` entries (bytes that are no message) that check `owner` judges,
+    and those another check judges: one invalid line is one defect, one FAIL
+    (harness.judging.invalid_line_owner says whose it is)."""
+    mine: list[dict[str, Any]] = []
+    others: list[dict[str, Any]] = []
+    for entry in run.of_kind("invalid"):
+        (mine if invalid_line_owner(run, entry) == owner else others).append(entry)
+    return mine, others
+
+
+def judged_elsewhere(run: ScenarioRun, lines: list[dict[str, Any]]) -> Verdict:
+    """What another check's invalid line keeps this one from judging: BLOCKED by it."""
+    owner = invalid_line_owner(run, lines[0])
+    return blocked(
+        owner,
+        f"blocked by {owner}: the client sent {len(lines)} line(s) that {owner} judges "
+        f"(one defect, one FAIL): {lines[0].get('reason')}",
+        lines[:3],
+    )
+
+
+def never_answered(
+    run: ScenarioRun, request: Mapping[str, Any], reason: str, evidence: Sequence[Mapping[str, Any]]
+) -> Verdict:
+    """The FAIL of a server request the client never answered, unless it did answer with
+    something that is no JSON-RPC message (an `invalid` entry carrying the request's id):
+    that answer is the message rule's defect, and BLOCKS this check (one defect, one FAIL)."""
+    request_id = request["message"].get("id")
+    unreadable = [
+        e
+        for e in run.of_kind("invalid")
+        if e["seq"] > request["seq"] and _raw_id(e)[0] and same_json(_raw_id(e)[1], request_id)
+    ]
+    if unreadable:
+        return judged_elsewhere(run, unreadable)
+    return fail(reason, evidence)
+
+
+def _raw_id(entry: Mapping[str, Any]) -> tuple[bool, Any]:
+    """The `id` member of an invalid entry's text, when it is a JSON object with one."""
+    try:
+        value = json.loads(str(entry.get("raw", "")))
+    except ValueError:
+        return (False, None)
+    return (True, value["id"]) if isinstance(value, dict) and "id" in value else (False, None)
 
 
 def missing(run: ScenarioRun, what: str) -> Verdict:

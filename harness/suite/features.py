@@ -35,6 +35,7 @@ from harness.suite._evidence import (
     first_operation,
     is_empty_result,
     missing,
+    never_answered,
     op_evidence,
     operations_with,
     overtaken,
@@ -231,7 +232,12 @@ def _must_answer(
     method = request["message"]["method"]
     answer = answer_to(run, request_id)
     if answer is None:
-        return fail(f"the client never answered the server's {method} ({request_id!r})", [request])
+        return never_answered(
+            run,
+            request,
+            f"the client never answered the server's {method} ({request_id!r})",
+            [request],
+        )
     evidence = [request, answer]
     problem = _result_problem(answer["message"], run.revision, definition)
     if problem is not None:
@@ -388,7 +394,9 @@ def sampling_tools_declared(run: ScenarioRun) -> Verdict:
     request = _the(server_request(run, "srv-sampling-tools"), "the tool-enabled sampling request")
     answer = answer_to(run, "srv-sampling-tools")
     if answer is None:
-        return fail("the client never answered the tool-enabled sampling request", [request])
+        return never_answered(
+            run, request, "the client never answered the tool-enabled sampling request", [request]
+        )
     evidence = [request, answer]
     if _uses_tools(answer["message"].get("result")):
         return fail("the client answered with tool use without declaring sampling.tools", evidence)
@@ -1077,7 +1085,9 @@ def elicitation_undeclared_mode(run: ScenarioRun) -> Verdict:
     request = _the(server_request(run, "srv-elicit-url"), "the URL-mode elicitation")
     answer = answer_to(run, "srv-elicit-url")
     if answer is None:
-        return fail("the URL-mode elicitation was never answered", [request])
+        return never_answered(
+            run, request, "the URL-mode elicitation was never answered", [request]
+        )
     evidence = [request, answer]
     error = answer["message"].get("error")
     code = error.get("code") if isinstance(error, dict) else None

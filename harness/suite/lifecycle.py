@@ -28,8 +28,10 @@ from harness.suite._evidence import (
     hung_or_crashed,
     initialize_exchange,
     initialize_request,
+    judged_elsewhere,
     keeps_order,
     missing,
+    never_answered,
     op_evidence,
     response_to,
     same_id,
@@ -88,6 +90,19 @@ def initialize_first(run: ScenarioRun) -> Verdict:
     if first["message"].get("method") != "initialize":
         what = first["message"].get("method", "a response")
         return fail(f"the first message was {what!r}, not initialize", [first, *connect])
+    # Over Streamable HTTP a GET stream or a DELETE is an interaction too: before the
+    # initialize, it comes first (a stream the server has no session for yet).
+    ahead = [
+        e
+        for e in run.of_kind("http_request")
+        if run.transport == "http" and e.get("method") != "POST" and e["seq"] < first["seq"]
+    ]
+    if ahead:
+        return fail(
+            f"the client's first interaction was an HTTP {ahead[0].get('method')}, "
+            "before its initialize request",
+            [ahead[0], first, *connect],
+        )
     problems = validate(first["message"], run.revision, "client")
     if problems:
         return fail(f"the initialize request is malformed: {problems[0]}", [first, *connect])
@@ -110,6 +125,15 @@ def initialized_sent(run: ScenarioRun) -> Verdict:
         (m for m in later if m["message"].get("method") == "notifications/initialized"), None
     )
     if notice is None:
+        # A notification the server could not read (in a batch, over several lines) was
+        # sent all the same: that line is another check's defect (one defect, one FAIL).
+        unreadable = [
+            e
+            for e in run.of_kind("invalid")
+            if e["seq"] > response["seq"] and "notifications/initialized" in str(e.get("raw", ""))
+        ]
+        if unreadable:
+            return judged_elsewhere(run, unreadable)
         return fail(
             "no notifications/initialized after the initialize response",
             [init, response, *later[:3]],
@@ -354,7 +378,9 @@ def undeclared_refused(run: ScenarioRun) -> Verdict:
     for request in judged:
         answer, method = _answer_to(run, request), request["message"]["method"]
         if answer is None:
-            return fail(f"{method} (not declared) was never answered", [*evidence, request])
+            return never_answered(
+                run, request, f"{method} (not declared) was never answered", [*evidence, request]
+            )
         if "error" not in answer["message"] or "result" in answer["message"]:
             return fail(
                 f"{method} (not declared) was answered with a result", [*evidence, request, answer]

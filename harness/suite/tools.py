@@ -30,6 +30,8 @@ from harness.suite._evidence import (
     dual_era_probes,
     first_operation,
     hung_or_crashed,
+    invalid_lines,
+    judged_elsewhere,
     missing,
     op_evidence,
     params_of,
@@ -212,11 +214,12 @@ def _unparsable(run: ScenarioRun) -> list[dict[str, Any]]:
     refused = [
         e for e in run.of_kind("refusal") if e.get("rule") == "unparsable" and not e.get("scripted")
     ]
-    return [*run.of_kind("invalid"), *refused]
+    mine, _ = invalid_lines(run, "jsonrpc.messages-valid")
+    return [*mine, *refused]
 
 
 def _anything_sent(run: ScenarioRun) -> list[Mapping[str, Any]]:
-    return [*run.client_messages(), *_unparsable(run)]
+    return [*run.client_messages(), *run.of_kind("invalid"), *_unparsable(run)]
 
 
 @check(
@@ -241,6 +244,9 @@ def messages_valid(run: ScenarioRun) -> Verdict:
             f"the client sent something that is not a JSON-RPC message: {unparsable[0].get('reason')}",
             unparsable[:3],
         )
+    _, others = invalid_lines(run, "jsonrpc.messages-valid")
+    if others:  # a stdio line that a stdio check judges
+        return judged_elsewhere(run, others)
     messages = run.client_messages()
     probes = dual_era_probes(run)  # valid 2026-07-28 messages, sent on purpose (LC-M3)
     for entry in messages:

@@ -44,7 +44,9 @@ from harness.suite._evidence import (
     crashed,
     header,
     http_requests,
+    invalid_lines,
     is_request,
+    judged_elsewhere,
     op_evidence,
     response_to,
     surfaced,
@@ -156,11 +158,15 @@ _LINE_ROOTS = ("client.connect", "jsonrpc.messages-valid", *_WIRE_ROOTS[2:4])
 )
 def stdio_framing(run: ScenarioRun) -> Verdict:
     lines = _stdin_lines(run)
-    broken = [e for e in lines if e["kind"] == "invalid" and e.get("code") == -32700]
-    if broken:
+    split, others = invalid_lines(run, "stdio.framing")
+    if split:
         return fail(
-            f"a line on stdin is not one JSON message: {broken[0].get('reason')}", broken[:3]
+            f"a message was written over several lines (an embedded newline): "
+            f"{split[0].get('reason')}",
+            split[:3],
         )
+    if others:
+        return judged_elsewhere(run, others)
     return passed(f"{len(lines)} lines, each one JSON message", lines[:2])
 
 
@@ -176,12 +182,14 @@ def stdio_framing(run: ScenarioRun) -> Verdict:
 )
 def stdio_only_mcp(run: ScenarioRun) -> Verdict:
     lines = _stdin_lines(run)
-    invalid = [e for e in lines if e["kind"] == "invalid"]
+    invalid, others = invalid_lines(run, "stdio.only-mcp-messages")
     if invalid:
         return fail(
             f"the client wrote something that is not an MCP message: {invalid[0].get('reason')}",
             invalid[:3],
         )
+    if others:
+        return judged_elsewhere(run, others)
     return passed(f"all {len(lines)} lines on stdin were MCP messages", lines[:2])
 
 
@@ -198,14 +206,12 @@ def stdio_only_mcp(run: ScenarioRun) -> Verdict:
 )
 def stdio_no_batches(run: ScenarioRun) -> Verdict:
     lines = _stdin_lines(run)
-    batches = [
-        e
-        for e in lines
-        if e["kind"] == "invalid" and str(e.get("raw", "")).lstrip().startswith("[")
-    ]
+    batches, others = invalid_lines(run, "stdio.no-batches")
     batches += [e for e in run.of_kind("note") if " is a batch of " in str(e.get("text", ""))]
     if batches:
         return fail(f"the client wrote a batch, which {run.revision} does not have", batches[:3])
+    if others:
+        return judged_elsewhere(run, others)
     return passed(f"{len(lines)} lines, each a single message", lines[:2])
 
 

@@ -13,6 +13,11 @@ processes in one record): no second header, `seq` goes on from the last entry, a
 from the file's last write (its modification time), so both stay in order. One process
 at a time: the restarted one starts after the first has exited.
 
+The header's `origin` is the moment `t` counts from, on the machine's monotonic clock
+(CLOCK_MONOTONIC, one for every process): the harness places what its client did (an
+operation's start and end, on the same clock) among the server's entries with it, to tell
+what a client had done before a fault from what came after.
+
 Every entry has `seq` (0, 1, ...), `t` (seconds since the server started, rounded to
 microseconds) and `kind`; the other members depend on the kind (docs/transcripts.md):
 
@@ -147,6 +152,7 @@ class Transcript:
         self._recorded = 0
         self._clock = clock
         self._start = clock()
+        self.header["origin"] = round(self._start, 6)
         self._first_seq = 0  # entries written by earlier processes (append)
         self._file: IO[str] | None = None
         self._notify: _Notifier | None = None
@@ -172,13 +178,15 @@ class Transcript:
         if not lines:
             raise ValueError(f"{path}: cannot append: no header line")
         found = json.loads(lines[0])
-        theirs = {k: found.get(k) for k in self.header}
-        if theirs != self.header:
+        ours = {k: v for k, v in self.header.items() if k != "origin"}
+        theirs = {k: found.get(k) for k in ours}
+        if theirs != ours:
             raise ValueError(f"{path}: cannot append: the file is the transcript of {theirs}")
         last = json.loads(lines[-1]) if len(lines) > 1 else {}
         self._first_seq = int(last.get("seq", -1)) + 1
         # t goes on from the last entry's, plus the time since it was written: in order.
         self._start -= float(last.get("t", 0.0)) + max(0.0, time.time() - last_write)
+        self.header["origin"] = found.get("origin", self.header["origin"])
         self._file = path.open("a", encoding="utf-8")  # closed in close()
 
     def record(self, kind: str, **fields: Any) -> None:

@@ -1069,3 +1069,41 @@ def test_loggers_created_by_a_scenario_thread_cannot_break_an_items_log_capture(
         manager.loggerDict = original
         for name in [n for n in original if n.startswith("mcp-testbench-test")]:
             del original[name]
+
+
+def test_a_harness_fault_is_reported_as_its_own_and_drops_no_item(
+    pytester: pytest.Pytester,
+) -> None:
+    """An exception in a trigger (injected through a conftest, as a harness bug would
+    raise one) is the harness's fault: the item is in the report, BLOCKED with the root
+    `harness` and the traceback, never a client verdict and never missing."""
+    pytester.makeconftest(
+        """
+        import dataclasses
+        from harness.judging._catalogue import CATALOGUE
+        import harness.suite  # noqa: F401  (fills the catalogue)
+
+        def broken(run):
+            raise AttributeError("'NoneType' object has no attribute 'get'")
+
+        check = CATALOGUE["tools.call-result"]
+        CATALOGUE["tools.call-result"] = dataclasses.replace(
+            check, trigger=dataclasses.replace(check.trigger, find=broken)
+        )
+        """
+    )
+    json_report = pytester.path / "r.json"
+    result = pytester.runpytest(
+        REFERENCE, *NARROW, "-k", "tools-call", f"--mcp-report={json_report}"
+    )
+    results = _results(json_report)
+    items = [r for r in results if r["check"] == "tools.call-result"]
+    assert len(items) == 1, result.stdout.str()
+    [item] = items
+    assert (item["status"], item["kind"], item["root"]) == ("BLOCKED", "harness", "harness")
+    assert "the harness's own fault, not the client's" in item["reason"]
+    assert "AttributeError" in item["evidence"][0]["traceback"]
+    # The other checks of the run are judged as usual.
+    others = {r["check"]: r["status"] for r in results if r["check"] != "tools.call-result"}
+    assert others, result.stdout.str()
+    assert set(others.values()) <= {"PASS", "N/A"}, others

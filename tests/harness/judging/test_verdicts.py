@@ -231,7 +231,15 @@ def _refusal(rule: str, method: str, *, scripted: bool) -> list[dict[str, Any]]:
          "path": "/mcp", "headers": {}, "body": None},
         {"seq": 11, "t": 0.1, "kind": "refusal", "request": 7, "rule": rule,
          "scripted": scripted, "status": 400, "reason": f"refused: {rule}"},
+        {"seq": 12, "t": 0.1, "kind": "http_response", "request": 7, "status": 400,
+         "headers": {}, "body": None},
     ]  # fmt: skip
+
+
+def _session_issued() -> list[dict[str, Any]]:
+    """A handshake over HTTP whose initialize answer carried a session id."""
+    return [*_handshake(), {"seq": 5, "t": 0.05, "kind": "http_response", "request": 1,
+            "status": 200, "headers": {"mcp-session-id": "s1"}, "body": None}]  # fmt: skip
 
 
 def _error(kind: str) -> dict[str, Any]:
@@ -278,19 +286,76 @@ REFUSAL_ROOTS = [
 ]
 for _rule, _method, _root in REFUSAL_ROOTS:
     ROOT_CASES[f"unscripted refusal {_rule} of {_method}"] = (
-        _run([*_handshake(), *_refusal(_rule, _method, scripted=False)]),
+        _run([*_session_issued(), *_refusal(_rule, _method, scripted=False)]),
         _root,
     )
+# Before any session id was issued, a request that needs one came before initialize.
+ROOT_CASES["unscripted refusal session-required before a session"] = (
+    _run([*_refusal("session-required", "GET", scripted=False), *_handshake()]),
+    "lifecycle.initialize-first",
+)
+
+
+@pytest.fixture(autouse=True)
+def _roots_unconfirmed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The made-up runs name real checks as roots; judging confirms a root by that check's
+    own verdict on the run (test_a_root_is_never_a_pass), which these tests leave out."""
+    monkeypatch.setattr("harness.judging._judge.CATALOGUE", {})
+
+
+def _after_the_fault(run: ScenarioRun) -> list[Mapping[str, Any]]:
+    """What a fault touches in the made-up runs: the refused answer, the bad line, an
+    operation after connect."""
+    later = [o.to_json() for o in run.operations if o.op != "connect"]
+    refused = [e for e in run.of_kind("http_response") if e["status"] >= 400]
+    return [*run.of_kind("refusal", "invalid"), *refused, *later]
+
+
+AFTER = _check(
+    lambda run: passed("what followed was right", _after_the_fault(run)),
+    trigger=Trigger("what followed the fault", _after_the_fault),
+)
 
 
 @pytest.mark.parametrize("case", ROOT_CASES)
 def test_a_failed_precondition_blocks_dependent_checks(case: str) -> None:
     run, root = ROOT_CASES[case]
-    verdict = judge(PASSING, run)
+    verdict = judge(AFTER, run)
     assert verdict.status is Status.BLOCKED, verdict
     assert verdict.kind == "blocked"
     assert verdict.root == root
     assert root in verdict.reason
+
+
+# The fault came after the initialize these checks judge, or lay off their path. (The
+# made-up operations carry no times, so the cases of an operation are not among them.)
+EVIDENCE_BEFORE_THE_FAULT = [
+    case
+    for case in ROOT_CASES
+    if case.startswith(("unscripted refusal", "not JSON-RPC", "no notifications/initialized"))
+    and "before a session" not in case
+]
+
+
+@pytest.mark.parametrize("case", EVIDENCE_BEFORE_THE_FAULT)
+def test_a_check_whose_evidence_came_before_the_fault_is_judged(case: str) -> None:
+    run, _ = ROOT_CASES[case]
+    assert judge(PASSING, run).status is Status.PASS
+    assert judge(_check(_fails, trigger=client_sent("initialize")), run).status is Status.FAIL
+
+
+def test_a_root_is_never_a_pass(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A refusal whose check finds no violation in the run is the harness's fault."""
+    run = _run([*_handshake(), *_refusal("protocol-version", "POST", scripted=False)])
+    for rule, status in ((_fails, Status.FAIL), (_passes_on_initialize, Status.PASS)):
+        root = _check(rule, check_id="http.protocol-version-header")
+        monkeypatch.setattr("harness.judging._judge.CATALOGUE", {root.id: root})
+        verdict = judge(AFTER, _run(run.entries))
+        assert verdict.status is Status.BLOCKED
+        expected = "http.protocol-version-header" if status is Status.FAIL else "harness"
+        assert verdict.root == expected, verdict
+        if expected == "harness":
+            assert "finds no violation" in verdict.reason
 
 
 @pytest.mark.parametrize("case", ROOT_CASES)
@@ -762,3 +827,28 @@ def test_a_rotated_refresh_token_counts_once_the_client_had_its_replacement(
     verdict = judge(CATALOGUE["auth.refresh-token-rotated"], run)
     assert verdict.status is status, verdict.reason
     assert why in verdict.reason
+
+
+def test_a_fault_in_a_trigger_or_in_the_root_causes_is_the_harness_fault(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Whatever part of judging raises, the item gets a verdict of its own: the harness's
+    fault, with the traceback, never the client's and never missing."""
+
+    def raises(run: ScenarioRun) -> list[Mapping[str, Any]]:
+        raise AttributeError("'NoneType' object has no attribute 'get'")
+
+    for check, patch in (
+        (_check(_passes_on_initialize, trigger=Trigger("broken", raises)), None),
+        (PASSING, "harness.judging._preconditions._find_root_causes"),
+    ):
+        if patch is not None:
+            monkeypatch.setattr(patch, lambda run: raises(run))
+        verdict = judge(check, _run())
+        assert (verdict.status, verdict.kind, verdict.root) == (
+            Status.BLOCKED,
+            "harness",
+            "harness",
+        )
+        assert "the harness's own fault" in verdict.reason
+        assert "AttributeError" in verdict.evidence[0]["traceback"]

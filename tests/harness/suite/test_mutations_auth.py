@@ -325,8 +325,9 @@ class TokenInQuery(ReferenceClient):
     _http_transport = _TokenInQueryTransport
 
 
-# The server refuses the authorization request, so no token is ever issued.
-_NO_TOKEN = {"auth.bearer-header-only": "BLOCKED:client.connect"}
+# The server refuses the authorization request, so no token is ever issued: connect
+# fails, and the check that explains why (PKCE, inside the connect) is the root.
+_NO_TOKEN = {"auth.bearer-header-only": "BLOCKED:auth.pkce-s256"}
 
 CASES = {
     "auth-no-pkce": Case(NoPkce, RUN, {"auth.pkce-s256": "FAIL", **_NO_TOKEN}),

@@ -16,6 +16,7 @@ import anyio
 import httpx
 import pytest
 from _mutation import Case, all_blocked_by, assert_mutant_fails_exactly, assert_reference_passes
+from test_preconditions import GarbageFirst
 
 from harness.clients import ClientError, ReferenceClient
 from harness.clients._contract import ConnectOptions, Target
@@ -440,9 +441,14 @@ class AcceptsOnlyJson(ReferenceClient):
 
 
 def _precondition(
-    mutant: Callable[[], Any], root: str, run: tuple[str, str, str], **outcomes: str
+    mutant: Callable[[], Any],
+    root: str,
+    run: tuple[str, str, str],
+    *,
+    judged: tuple[str, ...] = (),
+    **outcomes: str,
 ) -> Case:
-    return Case(mutant, run, all_blocked_by(root, run, **{root: "FAIL", **outcomes}))
+    return Case(mutant, run, all_blocked_by(root, run, judged=judged, **{root: "FAIL", **outcomes}))
 
 
 CASES = {
@@ -451,19 +457,39 @@ CASES = {
         ("stdio-noise-and-crash", "2025-11-25", "stdio"),
         {"stdio.stderr-not-an-error": "WARN"},
     ),
+    # A line that is no JSON at all is ST-2's alone; the calls after it, answered, pass.
+    "writes-garbage-on-stdin": Case(
+        GarbageFirst,
+        ("tools-call", "2025-11-25", "stdio"),
+        {
+            "stdio.only-mcp-messages": "FAIL",
+            "jsonrpc.messages-valid": "BLOCKED:stdio.only-mcp-messages",
+            "stdio.framing": "BLOCKED:stdio.only-mcp-messages",
+            "stdio.no-batches": "BLOCKED:stdio.only-mcp-messages",
+        },
+    ),
     "garbage-fails-the-next-call": Case(
         GarbageFailsTheNextCall,
         ("stdio-noise-and-crash", "2026-07-28", "stdio"),
         {"stdio.bad-lines-skipped": "WARN"},
     ),
-    "batches-on-stdio": _precondition(
+    # One invalid line, one FAIL: the batch is RPC-6's (stdio.no-batches); the other line
+    # checks are blocked by it, and the calls, answered, pass.
+    "batches-on-stdio": Case(
         BatchesOnStdio,
-        "jsonrpc.messages-valid",
         ("tools-call", "2025-11-25", "stdio"),
-        **{"stdio.no-batches": "FAIL", "stdio.only-mcp-messages": "FAIL"},
+        {
+            "stdio.no-batches": "FAIL",
+            "jsonrpc.messages-valid": "BLOCKED:stdio.no-batches",
+            "stdio.framing": "BLOCKED:stdio.no-batches",
+            "stdio.only-mcp-messages": "BLOCKED:stdio.no-batches",
+        },
     ),
-    "get-without-sse-accept": _precondition(
-        GetWithoutSseAccept, "http.get-stream-accept", ("tools-call", "2025-11-25", "http")
+    # The refused GET stream lies on no other check's path.
+    "get-without-sse-accept": Case(
+        GetWithoutSseAccept,
+        ("tools-call", "2025-11-25", "http"),
+        {"http.get-stream-accept": "FAIL"},
     ),
     "get-refusal-is-fatal": Case(
         GetRefusalIsFatal,
@@ -478,8 +504,9 @@ CASES = {
     "chokes-on-202": Case(
         ChokesOn202,
         ("http-get-405", "2025-03-26", "http"),
-        # connecting fails on the 202, so the session the 405 check needs never happens
-        {"http.accepts-202": "FAIL", "http.get-405-tolerated": "BLOCKED:client.connect"},
+        # connecting fails on the 202, so the session the 405 check needs never happens;
+        # the 202's check explains the failed connect
+        {"http.accepts-202": "FAIL", "http.get-405-tolerated": "BLOCKED:http.accepts-202"},
     ),
     "resumes-without-last-event-id": Case(
         ResumesWithoutLastEventId,
@@ -523,10 +550,12 @@ CASES = {
         GuessesTheEndpoint,
         ("tools-call", "2024-11-05", "sse-legacy"),
         # The mock refuses the POSTs to the guessed URI (rule wrong-path): every check but
-        # the one of the broken rule is blocked by it.
+        # the one of the broken rule is blocked by it, and the messages' own form, seen
+        # whole, is judged.
         all_blocked_by(
             "sse-legacy.posts-to-endpoint",
             ("tools-call", "2024-11-05", "sse-legacy"),
+            judged=("jsonrpc.messages-valid",),
             **{"sse-legacy.posts-to-endpoint": "FAIL"},
         ),
     ),
@@ -543,34 +572,43 @@ CASES = {
         ("http-session-expiry", "2025-06-18", "http"),
         {"http.new-session-after-404": "FAIL"},
     ),
-    "pretty-prints-on-stdio": _precondition(
+    # A message cut over lines with embedded newlines is ST-1's (stdio.framing) alone.
+    "pretty-prints-on-stdio": Case(
         PrettyPrintsOnStdio,
-        "jsonrpc.messages-valid",
         ("tools-call", "2025-06-18", "stdio"),
-        **{"stdio.framing": "FAIL", "stdio.only-mcp-messages": "FAIL"},
+        {
+            "stdio.framing": "FAIL",
+            "jsonrpc.messages-valid": "BLOCKED:stdio.framing",
+            "stdio.only-mcp-messages": "BLOCKED:stdio.framing",
+            "stdio.no-batches": "BLOCKED:stdio.framing",
+        },
     ),
     "no-session-echo": _precondition(
         NoSessionEcho,
         "http.session-id-echoed",
         ("tools-call", "2025-11-25", "http"),
         # Refused, connecting fails before the client opens a GET stream: no GET to judge.
-        **{"http.get-stream-accept": "BLOCKED:client.connect"},
+        # Its messages, seen whole, are judged; its DELETE lacks the id too (HT-10).
+        judged=("jsonrpc.messages-valid",),
+        **{
+            "http.get-stream-accept": "BLOCKED:http.session-id-echoed",
+            "http.delete-session": "WARN",
+        },
     ),
-    "deletes-without-session": _precondition(
-        DeletesWithoutSession, "http.session-id-echoed", ("tools-call", "2025-11-25", "http")
+    # The refused DELETE comes last: nothing else was on its path.
+    "deletes-without-session": Case(
+        DeletesWithoutSession,
+        ("tools-call", "2025-11-25", "http"),
+        {"http.session-id-echoed": "FAIL", "http.delete-session": "WARN"},
     ),
     "posts-beside-the-endpoint": Case(
         PostsBesideTheEndpoint,
         ("tools-call", "2025-03-26", "http"),
-        # The mock refuses the stray POST (rule wrong-path): blocked by the endpoint rule.
-        all_blocked_by(
-            "http.one-message-per-post",
-            ("tools-call", "2025-03-26", "http"),
-            **{"http.one-message-per-post": "FAIL"},
-        ),
+        # The mock refuses the stray POST (rule wrong-path); nothing else was on its path.
+        {"http.one-message-per-post": "FAIL"},
     ),
-    "accepts-only-json": _precondition(
-        AcceptsOnlyJson, "http.accept-header", ("tools-call", "2026-07-28", "http")
+    "accepts-only-json": Case(
+        AcceptsOnlyJson, ("tools-call", "2026-07-28", "http"), {"http.accept-header": "FAIL"}
     ),
     "ignores-server-exit": Case(
         IgnoresServerExit,

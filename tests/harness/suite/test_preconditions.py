@@ -1,24 +1,31 @@
-"""One defect, one FAIL: precondition mutants give one root cause, and block the rest.
+"""One defect, one FAIL: a precondition mutant's root cause blocks only what it touched.
 
 Each mutant of the reference client breaks one rule that the rest of a scenario depends
-on (the session id, the ids, the Accept header, the handshake, connecting at all). Run
-through the real harness, its run must show exactly one root cause: the check that judges
-the broken rule FAILs (or WARNs, for a SHOULD), and every other item of the run is
-BLOCKED by it, never failed for a requirement that was not tested. A root cause that is
-the client itself (connect raised or hung, an operation answered without a request)
-blocks every item.
+on (the session id, the ids, the Accept header, the handshake, a GET stream opened too
+early or with a stale version header, a ping left unanswered during initialization,
+connecting at all). Run through the real harness beside the reference client on the same
+run, the mutant's run must show:
+- its root cause is the check of the broken rule, reaching its violation branch (FAIL, or
+  WARN for a SHOULD), or the client itself when no check explains its failure;
+- no item is blocked by a root whose own verdict on the run is a PASS;
+- every item that is not blocked has the reference client's verdict (its evidence was
+  complete before the fault, or the fault lay off its path), and the checks listed as
+  judged are among them;
+- every blocked item names that root.
 """
 
 from __future__ import annotations
 
+import functools
 import itertools
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import anyio
 import pytest
-from _mutation import outcome, run_case
+from _mutation import OP_TIMEOUT, outcome, run_case
 from test_mutations import ConnectsIdly, NoInitializedNotification
 from test_mutations_stateless import NoParamHeaders
 
@@ -28,6 +35,8 @@ from harness.clients.reference._http import HttpTransport
 from harness.clients.reference._stdio import StdioTransport
 from harness.judging._catalogue import CATALOGUE
 from harness.judging._judge import judge
+
+pytest_plugins = ["pytester"]
 
 # -- the mutants ---------------------------------------------------------------------------------
 
@@ -100,7 +109,7 @@ class NullIds(ReferenceClient):
 
 
 class GarbageFirst(ReferenceClient):
-    """RPC-1/ST-1: writes a line that is not JSON-RPC before its first message."""
+    """ST-2: writes a line that is no JSON at all before its first message."""
 
     async def _send(self, message: Mapping[str, Any], limit: float | None = None) -> None:
         transport = self._transport
@@ -125,6 +134,43 @@ class ConnectHangs(ReferenceClient):
     async def connect(self, target: Target, options: ConnectOptions) -> dict[str, Any]:
         await anyio.sleep_forever()
         raise AssertionError("unreachable")
+
+
+class GetStreamBeforeInitialize(ReferenceClient):
+    """LC-1: opens its GET stream before it sends initialize (and goes on when refused)."""
+
+    class Transport(HttpTransport):
+        async def send(self, message: Mapping[str, Any], *args: Any, **kwargs: Any) -> None:
+            if not getattr(self, "_early_get", False):
+                self._early_get = True
+                await self._get(None)
+            await super().send(message, *args, **kwargs)
+
+    _http_transport = Transport
+
+
+class StaleVersionOnGetStream(ReferenceClient):
+    """HT-11: its GET stream names the newest revision, whatever initialize negotiated."""
+
+    class Transport(HttpTransport):
+        def _request_headers(
+            self, accept: str, extra: Mapping[str, str] | None = None
+        ) -> dict[str, str]:
+            headers = super()._request_headers(accept, extra)
+            if accept == "text/event-stream" and "MCP-Protocol-Version" in headers:  # the GET
+                headers["MCP-Protocol-Version"] = "2025-11-25"
+            return headers
+
+    _http_transport = Transport
+
+
+class NoPingAnswerDuringInitialize(ReferenceClient):
+    """PING: leaves a server ping unanswered while its initialize is pending."""
+
+    def _dispatch(self, message: Any) -> None:
+        if getattr(message, "method", None) == "ping" and not self._initialize_answered:
+            return
+        super()._dispatch(message)
 
 
 class SilentListTools(ReferenceClient):
@@ -153,11 +199,27 @@ class Defect:
     stdio framing as well as JSON-RPC): they FAIL too, judged on the same evidence."""
     judged_elsewhere: bool = False
     """The run's scenario does not judge the root check itself (other scenarios do)."""
+    judged: tuple[str, ...] = ()
+    """Checks whose evidence is complete before the fault, or off its path: they keep the
+    reference client's verdict."""
 
 
 DEFECTS: dict[str, Defect] = {
-    "no session echo": Defect(NoSessionEcho, TOOLS_HTTP, "http.session-id-echoed"),
-    "wrong session id": Defect(WrongSessionId, TOOLS_HTTP, "http.session-id-echoed"),
+    # Its DELETE lacks the id too: HT-10's SHOULD, broken by the same missing header.
+    "no session echo": Defect(
+        NoSessionEcho,
+        TOOLS_HTTP,
+        "http.session-id-echoed",
+        also_broken=("http.delete-session",),
+        judged=("jsonrpc.messages-valid",),
+    ),
+    "wrong session id": Defect(
+        WrongSessionId,
+        TOOLS_HTTP,
+        "http.session-id-echoed",
+        also_broken=("http.delete-session",),
+        judged=("jsonrpc.messages-valid",),
+    ),
     # The refused tools/list was sent: never "tools/list was never sent" (a PASS).
     "no session echo, server without tools": Defect(
         NoSessionEcho,
@@ -183,14 +245,14 @@ DEFECTS: dict[str, Defect] = {
     "no Mcp-Param header at 2026-07-28": Defect(
         NoParamHeaders, ("stateless-param-headers", "2026-07-28", "http"), "stateless.x-mcp-header"
     ),
-    "null ids": Defect(
-        NullIds, TOOLS_STDIO, "jsonrpc.messages-valid", also_broken=("stdio.only-mcp-messages",)
-    ),
+    # One invalid line is one defect: JSON that is no JSON-RPC message is the message
+    # rule's; a line that is no JSON at all, ST-2's (the other line checks are BLOCKED by it).
+    "null ids": Defect(NullIds, TOOLS_STDIO, "jsonrpc.messages-valid"),
     "garbage before the first message": Defect(
         GarbageFirst,
         TOOLS_STDIO,
-        "jsonrpc.messages-valid",
-        also_broken=("stdio.framing", "stdio.only-mcp-messages"),
+        "stdio.only-mcp-messages",
+        judged=("tools.call-result", "jsonrpc.request-ids-unique"),
     ),
     "no notifications/initialized": Defect(
         NoInitializedNotification, HANDSHAKE_STDIO, "lifecycle.initialized-notification"
@@ -203,16 +265,50 @@ DEFECTS: dict[str, Defect] = {
     "list_tools answered without a request": Defect(
         SilentListTools, TOOLS_STDIO, "client.list_tools"
     ),
+    # A stream opened before initialize is LC-1's matter, not a session id left out
+    # (HT-8): no id had been issued. The rest of the session is untouched by it.
+    "a GET stream before initialize": Defect(
+        GetStreamBeforeInitialize,
+        TOOLS_HTTP,
+        "lifecycle.initialize-first",
+        judged_elsewhere=True,
+        judged=("tools.call-result", "jsonrpc.messages-valid"),
+    ),
+    "a stale version header on the GET stream": Defect(
+        StaleVersionOnGetStream,
+        ("tools-call", "2025-06-18", "http"),
+        "http.protocol-version-header",
+        judged_elsewhere=True,
+        judged=("tools.call-result", "jsonrpc.messages-valid"),
+    ),
+    # The mock answers initialize only once its ping is answered: connect hangs, and the
+    # check of the ping, not the hang, is the root.
+    "no answer to a ping during initialization": Defect(
+        NoPingAnswerDuringInitialize,
+        ("features-server-requests", "2025-11-25", "stdio"),
+        "features.ping-before-initialized",
+    ),
 }
+
+
+@functools.cache
+def _clean(run: tuple[str, str, str]) -> dict[str, str]:
+    """The reference client's verdicts on the same run."""
+    result = run_case(ReferenceClient, run)
+    return {
+        check_id: outcome(judge(CATALOGUE[check_id], result))
+        for check_id in result.scenario.checks
+        if CATALOGUE[check_id].applies(result.revision, result.transport)
+    }
 
 
 @pytest.mark.parametrize("name", sorted(DEFECTS))
 def test_one_defect_gives_one_root_cause(name: str) -> None:
-    """The root check reaches its violation branch; every item whose check depends on the
-    broken rule is BLOCKED by it; a check declared independent of that root (one that
-    judges other headers of the same requests) may be judged, but never FAILs."""
+    """The root check reaches its violation branch; an item the fault touched is BLOCKED
+    by it; any other item keeps the reference client's verdict; no root is a PASS."""
     defect = DEFECTS[name]
     result = run_case(defect.mutant, defect.run)
+    clean = _clean(defect.run)
     seen = {
         check_id: judge(CATALOGUE[check_id], result)
         for check_id in result.scenario.checks
@@ -224,16 +320,60 @@ def test_one_defect_gives_one_root_cause(name: str) -> None:
         got = outcome(verdict)
         if check_id in broken:
             right = got in ("FAIL", "WARN")  # the violation branch (WARN: a SHOULD in it)
-        elif defect.root in CATALOGUE[check_id].independent_of:
-            right = got not in ("FAIL", "WARN")
+        elif got.startswith("BLOCKED:"):
+            right = got == f"BLOCKED:{defect.root}" and check_id not in defect.judged
         else:
-            right = got == f"BLOCKED:{defect.root}"
+            right = got == clean[check_id]
         if not right:
-            wrong[check_id] = (got, verdict.reason)
+            wrong[check_id] = (got, clean.get(check_id), verdict.reason)
     assert not wrong, wrong
+    assert all(check_id in seen for check_id in defect.judged), defect.judged
+    # A root is never a PASS: the root check's own verdict on this very run.
+    roots = {verdict.root for verdict in seen.values() if verdict.root in CATALOGUE}
+    for root in roots | ({defect.root} & set(CATALOGUE)):
+        assert outcome(judge(CATALOGUE[root], result)) in ("FAIL", "WARN"), root
     if defect.root.startswith("client."):
         assert defect.root not in CATALOGUE
     elif not defect.judged_elsewhere:
         assert defect.root in seen, f"the run {defect.run} does not judge {defect.root}"
     if name == "connect hangs":
         assert all("hung" in verdict.reason for verdict in seen.values())
+
+
+# -- one invalid message, one FAIL, over the whole suite ----------------------------------------
+
+# Each writes one kind of line that is no valid message, on every stdio session; the one
+# check whose requirement that line breaks is the only one that may FAIL anywhere.
+INVALID_LINES = {
+    "test_preconditions:NullIds": "jsonrpc.messages-valid",
+    "test_mutations_transports:BatchesOnStdio": "stdio.no-batches",
+    "test_mutations_transports:PrettyPrintsOnStdio": "stdio.framing",
+    "test_preconditions:GarbageFirst": "stdio.only-mcp-messages",
+}
+
+
+@pytest.mark.parametrize("mutant", sorted(INVALID_LINES))
+def test_one_invalid_line_is_one_fail_over_the_whole_suite(
+    pytester: pytest.Pytester, mutant: str
+) -> None:
+    """The whole suite at one revision over stdio: every FAIL or WARN is the owner's,
+    every item it blocks names it, and no item fails for a requirement the line does
+    not break."""
+    report = pytester.path / "r.json"
+    pytester.runpytest(
+        f"--mcp-client={mutant}",
+        "--mcp-revision=2025-11-25",
+        "--mcp-transport=stdio",
+        f"--mcp-timeout={OP_TIMEOUT}",
+        f"--mcp-report={report}",
+        "-p",
+        "no:cacheprovider",
+    )
+    owner = INVALID_LINES[mutant]
+    results = json.loads(report.read_text(encoding="utf-8"))["results"]
+    assert results
+    failing = {(r["check"], r["status"]) for r in results if r["status"] in ("FAIL", "WARN")}
+    # The clean client's own WARNs and FAILs are none; the mutant's are the owner's.
+    assert failing == {(owner, "FAIL")}, failing
+    roots = {r["root"] for r in results if r["status"] == "BLOCKED"}
+    assert roots <= {owner}, roots

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from harness.judging._catalogue import CATALOGUE, TRANSPORTS, Check, check
 from harness.judging._judge import judge, not_judged
-from harness.judging._preconditions import invalid_line_owner
+from harness.judging._preconditions import invalid_line_owner, unread_initialized
 from harness.judging._triggers import Trigger, asked, client_sent, fault, http, server_sent, trigger
 from harness.judging._verdicts import (
     Status,
@@ -45,5 +45,6 @@ __all__ = [
     "server_sent",
     "skip",
     "trigger",
+    "unread_initialized",
     "warn",
 ]

@@ -19,6 +19,7 @@ In order:
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import traceback
 from collections.abc import Callable, Mapping
@@ -112,12 +113,8 @@ def _rule(
         return harness_fault(f"the check {check.id} itself failed", exc)
     cited = any(item in found for item in verdict.evidence)
     if verdict.status is Status.PASS and check.trigger is not None and not cited:
-        return Verdict(
-            Status.BLOCKED,
-            f"the check passed without citing its trigger ({check.trigger.description}); "
-            "please report it",
-            kind="harness",
-            root="harness",
+        return _harness_verdict(
+            f"the check passed without citing its trigger ({check.trigger.description})"
         )
     return verdict
 
@@ -164,17 +161,11 @@ def _confirmed(run: ScenarioRun, cause: RootCause) -> RootCause:
     said = (
         "it does not apply here" if verdict is None else f"{verdict.status.value}: {verdict.reason}"
     )
-    return RootCause(
-        "harness",
-        f"{cause.reason}, which is {cause.id}'s rule, but {cause.id} finds no violation in "
-        f"this run ({said}): the harness's own fault, not the client's; please report it",
-        cause.evidence,
-        moment=cause.moment,
-        seq=cause.seq,
-        touched_seqs=cause.touched_seqs,
-        touched_ops=cause.touched_ops,
-        touches_after=cause.touches_after,
-        symptom=cause.symptom,
+    return dataclasses.replace(
+        cause,
+        id="harness",
+        reason=f"{cause.reason}, which is {cause.id}'s rule, but {cause.id} finds no violation "
+        f"in this run ({said}): the harness's own fault, not the client's; please report it",
     )
 
 
@@ -182,11 +173,7 @@ def _explained(run: ScenarioRun, failure: RootCause) -> RootCause:
     """A failed operation whose window holds a violation that a check of the run judges
     (the ping sent during initialize that the client never answered, a server request
     left unanswered during a call) is charged to that check: the hang is its symptom."""
-    started = failure.moment
-    ended = min(
-        (o.ended for o in run.operations if o.started == started and o.ended is not None),
-        default=math.inf,
-    )
+    started, ended = failure.moment, failure.until
     best: tuple[float, str, Verdict] | None = None
     for check_id in run.scenario.checks:
         if check_id == failure.id:
@@ -208,6 +195,7 @@ def _explained(run: ScenarioRun, failure: RootCause) -> RootCause:
         moment=moment,
         touched_ops=failure.touched_ops,
         touches_after=failure.touches_after,
+        until=failure.until,
         symptom=failure.id,
     )
 
@@ -215,11 +203,14 @@ def _explained(run: ScenarioRun, failure: RootCause) -> RootCause:
 def harness_fault(what: str, exc: BaseException) -> Verdict:
     """The harness's own failure, with its traceback: never the client's."""
     trace = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    return _harness_verdict(f"{what} ({type(exc).__name__}: {exc})", ({"traceback": trace},))
+
+
+def _harness_verdict(what: str, evidence: tuple[Mapping[str, Any], ...] = ()) -> Verdict:
     return Verdict(
         Status.BLOCKED,
-        f"{what} ({type(exc).__name__}: {exc}): the harness's own fault, not the client's; "
-        "please report it",
-        ({"traceback": trace},),
+        f"{what}: the harness's own fault, not the client's; please report it",
+        evidence,
         kind="harness",
         root="harness",
     )

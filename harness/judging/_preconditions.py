@@ -19,7 +19,10 @@ the client's.
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
+import itertools
+import json
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -28,7 +31,14 @@ from typing import Any
 from harness.protocol import same_json
 from harness.running import Operation, ScenarioRun
 
-__all__ = ["RootCause", "causes_of_failure", "failed_operation", "root_causes"]
+__all__ = [
+    "RootCause",
+    "causes_of_failure",
+    "failed_operation",
+    "invalid_line_owner",
+    "root_causes",
+    "unread_initialized",
+]
 
 # Which check judges the rule behind each kind of refusal the HTTP mock records
 # (transcript `refusal` entries; mock_servers/engine/_transcript.py lists the rules), once
@@ -86,6 +96,8 @@ class RootCause:
     """Operations on its path, as JSON (as evidence cites them)."""
     touches_after: float | None = None
     """From this moment on, everything is on its path (the client itself failed)."""
+    until: float = math.inf
+    """When the operation that failed ended (a client failure; inf: it never did)."""
     symptom: str | None = None
     """The client failure this cause explains (`client.connect`, ...): a check that
     declares itself independent of that failure is independent of its cause too."""
@@ -162,20 +174,12 @@ def _find_root_causes(run: ScenarioRun) -> list[RootCause]:
         # The mock refused to send an invalid message and ended the run: whatever the
         # client did next says nothing about it, so this cause alone blocks every check.
         return [_mock_error_cause(mock_errors)]
-    wire = [*_refusal_causes(run), *_invalid_causes(run)]
-    causes += wire
+    causes += [*_refusal_causes(run), *_invalid_causes(run)]
     connect = run.operation("connect")
     if connect is not None and not connect.ok and not run.scenario.connect_may_fail:
-        causes.append(_operation_cause(run, connect))
+        causes.append(_operation_cause(connect))
     if connect is not None and connect.ok:
-        # A notifications/initialized the mock could not read (in a refused or unparsable
-        # body) is that wire fault's consequence, not a second defect.
-        causes += [
-            cause
-            for cause in _handshake_causes(run, connect)
-            if not any(w.moment >= cause.moment for w in wire)
-            or cause.id != "lifecycle.initialized-notification"
-        ]
+        causes += _handshake_causes(run, connect)
     causes += _silent_operations(run)
     return causes
 
@@ -200,15 +204,17 @@ def _failure(operation: Operation) -> str:
     return f"failed: {error.get('message')}"
 
 
-def _operation_cause(run: ScenarioRun, operation: Operation) -> RootCause:
-    """The client failed in `operation`: it, and everything after it began, is suspect."""
+def _operation_cause(operation: Operation, reason: str | None = None) -> RootCause:
+    """The client failed in `operation` (it raised or hung, or `reason`): it, and everything
+    after it began, is suspect."""
     return RootCause(
         f"client.{operation.op}",
-        f"{operation.op} {_failure(operation)}",
+        reason or f"{operation.op} {_failure(operation)}",
         (operation.to_json(),),
         moment=operation.started,
         touched_ops=(operation.to_json(),),
         touches_after=operation.started,
+        until=math.inf if operation.ended is None else operation.ended,
     )
 
 
@@ -339,50 +345,83 @@ _NO_BATCHES_FROM = ("2025-06-18", "2025-11-25", "2026-07-28")
 def invalid_line_owner(run: ScenarioRun, entry: Mapping[str, Any]) -> str:
     """The check whose requirement an `invalid` transcript entry breaks, of those that
     could all claim it: one defect, one FAIL. Over stdio, a batch (2025-06-18 on) is
-    RPC-6's (stdio.no-batches), a message cut over several lines ST-1's (stdio.framing),
-    any other line that is not JSON ST-2's (stdio.only-mcp-messages); JSON that is no
-    valid JSON-RPC message (a null id, no jsonrpc member) is the message rule's
-    (jsonrpc.messages-valid), as it is on every other transport."""
+    RPC-6's (stdio.no-batches), a line of a message written over several lines ST-1's
+    (stdio.framing), any other line that is not JSON ST-2's (stdio.only-mcp-messages);
+    JSON that is no valid JSON-RPC message (a null id, no jsonrpc member) is the message
+    rule's (jsonrpc.messages-valid), as it is on every other transport."""
+    owners = run.cache.get("invalid_line_owners")
+    if owners is None:
+        owners = run.cache["invalid_line_owners"] = _invalid_line_owners(run)
+    return str(owners[entry["seq"]])
+
+
+def _invalid_line_owners(run: ScenarioRun) -> dict[int, str]:
+    """`invalid_line_owner` for every invalid entry of the run, worked out at once."""
+    invalid = run.of_kind("invalid")
     if run.transport != "stdio":
-        return "jsonrpc.messages-valid"
-    raw = str(entry.get("raw", ""))
-    if raw.lstrip().startswith("[") and run.revision in _NO_BATCHES_FROM:
-        return "stdio.no-batches"
-    if entry.get("code") != -32700:
-        return "jsonrpc.messages-valid"
-    if entry_in_split_message(run, entry):
-        return "stdio.framing"
-    return "stdio.only-mcp-messages"
+        return {e["seq"]: "jsonrpc.messages-valid" for e in invalid}
+    split = _lines_of_split_messages(run)
+    owners = {}
+    for entry in invalid:
+        raw = str(entry.get("raw", ""))
+        if raw.lstrip().startswith("[") and run.revision in _NO_BATCHES_FROM:
+            owners[entry["seq"]] = "stdio.no-batches"
+        elif entry.get("code") != -32700:
+            owners[entry["seq"]] = "jsonrpc.messages-valid"
+        elif entry["seq"] in split:
+            owners[entry["seq"]] = "stdio.framing"
+        else:
+            owners[entry["seq"]] = "stdio.only-mcp-messages"
+    return owners
 
 
-def entry_in_split_message(run: ScenarioRun, entry: Mapping[str, Any]) -> bool:
-    """Whether this unparsable stdin line is part of one JSON value written over several
-    lines (embedded newlines: a pretty-printed message), judged by joining it with the
-    unparsable lines around it."""
-    import json
-
-    lines = run.of_kind("invalid", "message")
-    lines = [e for e in lines if e["kind"] == "invalid" or e.get("direction") == "client"]
-    index = next((i for i, e in enumerate(lines) if e["seq"] == entry["seq"]), None)
-    if index is None:
-        return False
-    start = index
-    while start > 0 and lines[start - 1]["kind"] == "invalid":
-        start -= 1
-    end = index
-    while end + 1 < len(lines) and lines[end + 1]["kind"] == "invalid":
-        end += 1
-    run_of_lines = [str(e.get("raw", "")) for e in lines[start : end + 1]]
-    for first in range(len(run_of_lines)):
-        for last in range(first + 2, len(run_of_lines) + 1):
-            if not first <= index - start < last:
-                continue
+def _lines_of_split_messages(run: ScenarioRun) -> set[int]:
+    """The unparsable stdin lines that are part of one JSON value written over several
+    lines (embedded newlines: a pretty-printed message). Each stretch of consecutive
+    unparsable lines is joined again and read value by value from each line's start; a
+    value that ends past its first line marks every line it spans."""
+    decoder = json.JSONDecoder()
+    found: set[int] = set()
+    stretch: list[Mapping[str, Any]] = []
+    lines = [e for e in run.entries if e["kind"] == "invalid" or _client_message(e)]
+    for entry in [*lines, None]:
+        if entry is not None and entry["kind"] == "invalid":
+            stretch.append(entry)
+            continue
+        raws = [str(e.get("raw", "")) for e in stretch]
+        text = "\n".join(raws)
+        starts = list(itertools.accumulate((len(raw) + 1 for raw in raws), initial=0))
+        line = 0
+        while line < len(stretch):
+            begin = starts[line] + len(raws[line]) - len(raws[line].lstrip())
+            last = line
             try:
-                json.loads("\n".join(run_of_lines[first:last]))
+                _, end = decoder.raw_decode(text, begin)
             except ValueError:
-                continue
-            return True
-    return False
+                end = -1
+            else:
+                last = bisect.bisect_right(starts, end - 1) - 1
+            # A value over several lines, and nothing after it on its last line.
+            if last > line and not text[end : starts[last + 1] - 1].strip():
+                found.update(int(e["seq"]) for e in stretch[line : last + 1])
+            line = last + 1
+        stretch = []
+    return found
+
+
+def _client_message(entry: Mapping[str, Any]) -> bool:
+    return entry["kind"] == "message" and entry.get("direction") == "client"
+
+
+def unread_initialized(run: ScenarioRun, after: int) -> list[dict[str, Any]]:
+    """Lines after transcript entry `after` that the server could not read but that carry
+    a notifications/initialized (in a batch, or written over several lines): the
+    notification was sent, and those lines are another check's defect."""
+    return [
+        e
+        for e in run.of_kind("invalid")
+        if e["seq"] > after and "notifications/initialized" in str(e.get("raw", ""))
+    ]
 
 
 def _handshake_causes(run: ScenarioRun, connect: Operation) -> list[RootCause]:
@@ -412,7 +451,8 @@ def _handshake_causes(run: ScenarioRun, connect: Operation) -> list[RootCause]:
         None,
     )
     initialized = any(m["message"].get("method") == "notifications/initialized" for m in messages)
-    if answer is not None and not initialized:
+    # One the mock could not read is that line's defect (its owner's root), not a second.
+    if answer is not None and not initialized and not unread_initialized(run, answer["seq"]):
         return [
             RootCause(
                 "lifecycle.initialized-notification",
@@ -443,16 +483,8 @@ def _silent_operations(run: ScenarioRun) -> list[RootCause]:
             continue
         seen.add(operation.op)
         if method not in sent:
-            causes.append(
-                RootCause(
-                    f"client.{operation.op}",
-                    f"{operation.op} reported success, but the client never sent {method}",
-                    (operation.to_json(),),
-                    moment=operation.started,
-                    touched_ops=(operation.to_json(),),
-                    touches_after=operation.started,
-                )
-            )
+            said = f"{operation.op} reported success, but the client never sent {method}"
+            causes.append(_operation_cause(operation, said))
     return causes
 
 
@@ -476,7 +508,7 @@ def failed_operation(run: ScenarioRun) -> RootCause | None:
     did not finish in time): why a trigger might never have arisen."""
     for operation in run.operations:
         if not operation.ok and not _expected_failure(run, operation):
-            return _operation_cause(run, operation)
+            return _operation_cause(operation)
     if run.harness_error:
         unfinished = next((o for o in run.operations if o.ended is None), None)
         moment = unfinished.started if unfinished is not None else math.inf
@@ -494,18 +526,12 @@ def causes_of_failure(
     it (`explain`: a check of the run whose violation lies inside a failed operation is
     its root, not the symptom), earliest first; a failure of the client that an earlier
     cause inside its window explains is left out (the refusal made connect fail)."""
-    key = "causes_of_failure"
-    cached = run.cache.get(key)
-    if cached is not None:
-        return list(cached[0]), cached[1]
     causes = root_causes(run)
     explained: list[RootCause] = []
     for cause in causes:
         if cause.id.startswith("client.") and cause.touches_after is not None:
             if any(
-                other is not cause
-                and _inside(run, other, cause)
-                and not other.id.startswith("client.")
+                other is not cause and _inside(other, cause) and not other.id.startswith("client.")
                 for other in causes
             ):
                 continue
@@ -513,17 +539,12 @@ def causes_of_failure(
         explained.append(cause)
     failed = failed_operation(run)
     if failed is not None:
-        inside = next((c for c in explained if _inside(run, c, failed)), None)
+        inside = next((c for c in explained if _inside(c, failed)), None)
         failed = inside if inside is not None else explain(failed)
     explained.sort(key=lambda c: c.moment)
-    run.cache[key] = (explained, failed)
-    return list(explained), failed
+    return explained, failed
 
 
-def _inside(run: ScenarioRun, cause: RootCause, failure: RootCause) -> bool:
-    """Whether `cause` happened during the failed operation `failure` stands for (from
-    its start to its end, or to the end of the run if it never ended)."""
-    started = failure.moment
-    ends = [o.ended for o in run.operations if o.started == started and o.ended is not None]
-    ended = ends[0] if ends else math.inf
-    return started <= cause.moment <= ended
+def _inside(cause: RootCause, failure: RootCause) -> bool:
+    """Whether `cause` happened during the failed operation `failure` stands for."""
+    return failure.moment <= cause.moment <= failure.until

@@ -117,20 +117,20 @@ def never_answered(
     unreadable = [
         e
         for e in run.of_kind("invalid")
-        if e["seq"] > request["seq"] and _raw_id(e)[0] and same_json(_raw_id(e)[1], request_id)
+        if e["seq"] > request["seq"] and _carries_id(e, request_id)
     ]
     if unreadable:
         return judged_elsewhere(run, unreadable)
     return fail(reason, evidence)
 
 
-def _raw_id(entry: Mapping[str, Any]) -> tuple[bool, Any]:
-    """The `id` member of an invalid entry's text, when it is a JSON object with one."""
+def _carries_id(entry: Mapping[str, Any], request_id: Any) -> bool:
+    """Whether an invalid entry's text is a JSON object whose `id` is `request_id`."""
     try:
         value = json.loads(str(entry.get("raw", "")))
     except ValueError:
-        return (False, None)
-    return (True, value["id"]) if isinstance(value, dict) and "id" in value else (False, None)
+        return False
+    return isinstance(value, dict) and "id" in value and same_json(value["id"], request_id)
 
 
 def missing(run: ScenarioRun, what: str) -> Verdict:

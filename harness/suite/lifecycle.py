@@ -15,6 +15,7 @@ from harness.judging import (
     passed,
     skip,
     trigger,
+    unread_initialized,
     warn,
 )
 from harness.protocol import same_json, validate
@@ -127,11 +128,7 @@ def initialized_sent(run: ScenarioRun) -> Verdict:
     if notice is None:
         # A notification the server could not read (in a batch, over several lines) was
         # sent all the same: that line is another check's defect (one defect, one FAIL).
-        unreadable = [
-            e
-            for e in run.of_kind("invalid")
-            if e["seq"] > response["seq"] and "notifications/initialized" in str(e.get("raw", ""))
-        ]
+        unreadable = unread_initialized(run, response["seq"])
         if unreadable:
             return judged_elsewhere(run, unreadable)
         return fail(

@@ -20,6 +20,10 @@ import pytest
 from _leaks import processes_naming
 from _machine import within
 
+# harness.suite is imported here, before any in-process pytest session of these tests imports
+# it: a session's own imports are dropped when it ends, and importing the suite again would
+# declare every check into the catalogue a second time.
+import harness.suite  # noqa: F401
 from harness.cli._run_command import LEAN_PYTEST
 
 pytest_plugins = ["pytester"]

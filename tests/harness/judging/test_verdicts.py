@@ -852,3 +852,30 @@ def test_a_fault_in_a_trigger_or_in_the_root_causes_is_the_harness_fault(
         )
         assert "the harness's own fault" in verdict.reason
         assert "AttributeError" in verdict.evidence[0]["traceback"]
+
+
+def test_each_unreadable_stdin_line_has_one_owner() -> None:
+    """A message written over several lines is stdio.framing's, every line of it; a line
+    that is no JSON at all beside it is stdio.only-mcp-messages'; JSON that is no JSON-RPC
+    message is jsonrpc.messages-valid's; a batch is stdio.no-batches'."""
+    from harness.judging import invalid_line_owner
+
+    def line(seq: int, raw: str, code: int = -32700) -> dict[str, Any]:
+        return {"seq": seq, "t": seq / 100, "kind": "invalid", "raw": raw, "code": code}
+
+    pretty = ["{", '  "jsonrpc": "2.0",', '  "method": "notifications/initialized"', "}"]
+    entries = [
+        *_handshake()[:2],
+        *(line(10 + n, raw) for n, raw in enumerate(pretty)),
+        line(20, "this is not JSON-RPC"),
+        line(21, '{"jsonrpc": "2.0", "id": null, "method": "ping"}', code=-32600),
+        line(22, '[{"jsonrpc": "2.0", "method": "notifications/initialized"}]'),
+    ]
+    run = _run(entries)
+    owners = {e["seq"]: invalid_line_owner(run, e) for e in run.of_kind("invalid")}
+    assert owners == {
+        **dict.fromkeys(range(10, 14), "stdio.framing"),
+        20: "stdio.only-mcp-messages",
+        21: "jsonrpc.messages-valid",
+        22: "stdio.no-batches",
+    }

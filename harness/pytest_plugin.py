@@ -930,7 +930,8 @@ def _result(item: McpCheckItem, run: ScenarioRun, verdict: Verdict) -> dict[str,
         "id": item.nodeid,
         "check": check.id,
         "requirements": list(check.requirements),
-        "level": check.level,
+        "level": _level(check, run, verdict),
+        "clauses": _clauses(check, run, verdict),
         "description": check.description,
         "spec": check.spec_url(run.revision),
         "scenario": run.scenario.id,
@@ -945,12 +946,35 @@ def _result(item: McpCheckItem, run: ScenarioRun, verdict: Verdict) -> dict[str,
     return json.loads(json.dumps(result, default=repr))  # type: ignore[no-any-return]
 
 
+def _level(check: Check, run: ScenarioRun, verdict: Verdict) -> str:
+    """The spec's word for what the verdict is about: its branch's, for a violation."""
+    if verdict.kind == "violation":
+        return check.level_at(run.revision, verdict.clause)
+    return check.headline_level(run.revision)
+
+
+def _clauses(check: Check, run: ScenarioRun, verdict: Verdict) -> list[dict[str, str]]:
+    """Where the spec says it, at the run's revision: the violated branch's clauses, or
+    every branch's."""
+    from harness.judging import Clause
+
+    branches = [verdict.clause] if verdict.kind == "violation" else check.branches
+    grounds = dict.fromkeys(g for b in branches for g in check.grounds_at(run.revision, b))
+    return [
+        {"page": g.page, "phrase": g.phrase, "keyword": g.keyword}
+        if isinstance(g, Clause)
+        else {"silent": g.why}
+        for g in grounds
+    ]
+
+
 def _explain(item: McpCheckItem, run: ScenarioRun, verdict: Verdict) -> str:
     from harness.reports import format_evidence
 
     check = item.mcp_check
     lines = [
-        f"{verdict.status.value} {check.id} ({check.level} {', '.join(check.requirements)}) "
+        f"{verdict.status.value} {check.id} ({_level(check, run, verdict)} "
+        f"{', '.join(check.requirements)}) "
         f"in {run.scenario.id} at {run.revision} over {run.transport}"
         # The first line is JUnit's failure message: a BLOCKED one names its root there.
         + (f", blocked by {verdict.root}" if verdict.root is not None else ""),
@@ -958,6 +982,12 @@ def _explain(item: McpCheckItem, run: ScenarioRun, verdict: Verdict) -> str:
         f"  spec: {check.spec_url(run.revision)}",
         f"  why: {verdict.reason}",
     ]
+    if verdict.kind == "violation":
+        lines += [
+            f"  spec's word: {c['keyword']} ({c['page']}: '{c['phrase']}')"
+            for c in _clauses(check, run, verdict)
+            if "keyword" in c
+        ]
     if verdict.root is not None:
         lines.append(f"  root cause: {verdict.root} (fix that first; this check was not judged)")
     if verdict.evidence:
@@ -988,6 +1018,7 @@ def _reported_status(report: pytest.TestReport) -> str | None:
 # show in the progress line and in the closing counts ("3 blocked, 12 not applicable").
 _CATEGORIES = {
     "WARN": ("warned", "W", ("WARN", {"yellow": True})),
+    "NOTE": ("noted", "i", ("NOTE", {"cyan": True})),
     "BLOCKED": ("blocked", "B", ("BLOCKED", {"red": True})),
     "N/A": ("not applicable", "n", ("N/A", {"yellow": True})),
 }
@@ -1005,8 +1036,8 @@ def pytest_report_teststatus(
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
     report = yield
     verdict = item.mcp_verdict if isinstance(item, McpCheckItem) else None
-    if verdict is not None and call.when == "call" and verdict.status.value == "WARN":
-        report.sections.append(("mcp-testbench WARN", verdict.reason))
+    if verdict is not None and call.when == "call" and verdict.status.value in ("WARN", "NOTE"):
+        report.sections.append((f"mcp-testbench {verdict.status.value}", verdict.reason))
     return report
 
 

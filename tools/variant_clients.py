@@ -226,6 +226,10 @@ class RefetchesOnChange(ReferenceClient):
     """Keeps a cache: fetches a list again (all pages) when the server says it changed,
     and reads a resource again when the server says it was updated, on its own."""
 
+    def __init__(self) -> None:
+        super().__init__()
+        self._refreshes: list[anyio.Event] = []
+
     def _dispatch(self, message: Any) -> None:
         super()._dispatch(message)
         if not isinstance(message, Notification):
@@ -243,11 +247,25 @@ class RefetchesOnChange(ReferenceClient):
             self._in_background(lambda: self.read_resource(uri))
 
     def _in_background(self, work: Callable[[], Awaitable[Any]]) -> None:
+        done = anyio.Event()
+        self._refreshes.append(done)
+
         async def quietly() -> None:
-            with contextlib.suppress(Exception):  # a refresh that fails changes nothing
-                await work()
+            try:
+                with contextlib.suppress(Exception):  # a refresh that fails changes nothing
+                    await work()
+            finally:
+                done.set()
 
         self._tasks.start_soon(quietly)
+
+    async def close(self) -> None:
+        # A refresh under way belongs to the session: it ends before the session does (on
+        # a busy machine the read a notification started was otherwise sent after DELETE).
+        with anyio.move_on_after(2.0):
+            for done in list(self._refreshes):
+                await done.wait()
+        await super().close()
 
 
 class ProgressOnEveryCall(ReferenceClient):

@@ -8,7 +8,18 @@ applies a check to a run, in that order: SKIP, root cause, trigger, rule.
 
 from __future__ import annotations
 
-from harness.judging._catalogue import CATALOGUE, TRANSPORTS, Check, check
+from harness.judging._catalogue import (
+    CATALOGUE,
+    TRANSPORTS,
+    Check,
+    Clause,
+    Level,
+    Silence,
+    check,
+    clause,
+    keyword_of,
+    silent,
+)
 from harness.judging._judge import judge, not_judged
 from harness.judging._preconditions import invalid_line_owner, unread_initialized
 from harness.judging._triggers import Trigger, asked, client_sent, fault, http, server_sent, trigger
@@ -20,6 +31,7 @@ from harness.judging._verdicts import (
     not_applicable,
     passed,
     skip,
+    violated,
     warn,
 )
 
@@ -27,24 +39,31 @@ __all__ = [
     "CATALOGUE",
     "TRANSPORTS",
     "Check",
+    "Clause",
+    "Level",
+    "Silence",
     "Status",
     "Trigger",
     "Verdict",
     "asked",
     "blocked",
     "check",
+    "clause",
     "client_sent",
     "fail",
     "fault",
     "http",
     "invalid_line_owner",
     "judge",
+    "keyword_of",
     "not_applicable",
     "not_judged",
     "passed",
     "server_sent",
+    "silent",
     "skip",
     "trigger",
     "unread_initialized",
+    "violated",
     "warn",
 ]

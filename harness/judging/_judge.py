@@ -26,9 +26,16 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from harness.clients import OPERATIONS
-from harness.judging._catalogue import CATALOGUE, Check
+from harness.judging._catalogue import CATALOGUE, Check, Clause, Silence
 from harness.judging._preconditions import RootCause, causes_of_failure
-from harness.judging._verdicts import Status, Verdict, blocked, not_applicable, skip
+from harness.judging._verdicts import (
+    Status,
+    Verdict,
+    blocked,
+    leveled,
+    not_applicable,
+    skip,
+)
 from harness.protocol import REVISIONS
 from harness.running import ScenarioRun
 
@@ -108,7 +115,7 @@ def _rule(
         if not found:
             return missing(run, check.trigger.description)
     try:
-        verdict = check.judge(run)
+        verdict = _at_its_level(check, run.revision, check.judge(run))
     except Exception as exc:  # a bug in a check must never turn into a verdict for the client
         return harness_fault(f"the check {check.id} itself failed", exc)
     cited = any(item in found for item in verdict.evidence)
@@ -117,6 +124,24 @@ def _rule(
             f"the check passed without citing its trigger ({check.trigger.description})"
         )
     return verdict
+
+
+def _at_its_level(check: Check, revision: str, verdict: Verdict) -> Verdict:
+    """A violation as FAIL, WARN or NOTE by the spec's word for its branch at the revision."""
+    if verdict.kind != "violation":
+        return verdict
+    grounds = check.grounds_at(revision, verdict.clause)
+    level = check.level_at(revision, verdict.clause)
+    if level in ("MUST", "SHOULD"):
+        return leveled(verdict, level, "")
+    said = [f"{g.keyword} ({g.page}: '{g.phrase}')" for g in grounds if isinstance(g, Clause)]
+    why = (
+        f"noted, not failed: at {revision} the spec's word for this is {said[0]}"
+        if said
+        else f"noted, not failed: at {revision} no sentence of the spec binds the client to "
+        f"this ({next((g.why for g in grounds if isinstance(g, Silence)), 'none found')})"
+    )
+    return leveled(verdict, level, why)
 
 
 def not_judged(run: ScenarioRun, what: str) -> Verdict:
@@ -161,6 +186,15 @@ def _confirmed(run: ScenarioRun, cause: RootCause) -> RootCause:
     said = (
         "it does not apply here" if verdict is None else f"{verdict.status.value}: {verdict.reason}"
     )
+    if verdict is not None and verdict.status is Status.NOTE:
+        # The mock refused what the spec leaves to the client: its script is too strict.
+        return dataclasses.replace(
+            cause,
+            id="harness",
+            reason=f"{cause.reason}, which {cause.id} notes but no MUST or SHOULD binds the "
+            f"client to ({said}): the mock refused what the spec leaves open, the harness's "
+            "own fault, not the client's; please report it",
+        )
     return dataclasses.replace(
         cause,
         id="harness",

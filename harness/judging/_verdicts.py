@@ -1,18 +1,25 @@
 """Verdicts: what a check concludes, with the evidence it concluded it from.
 
-Six statuses, and a `kind` that says which branch of a check produced the verdict (the
+Seven statuses, and a `kind` that says which branch of a check produced the verdict (the
 mutation tests compare kinds, so a FAIL for want of evidence never passes for a FAIL
 that found the violation):
 
     PASS     kind "seen"            the behaviour the check names was seen, and it was right
     FAIL     kind "violation"       a MUST was violated (the evidence shows how)
     WARN     kind "violation"       a SHOULD was violated
+    NOTE     kind "violation"       the check saw what it looks for go otherwise, where the
+                                    spec's word is a MAY or no sentence binds the client:
+                                    reported and counted apart, never failing a run
     SKIP     kind "declared"        the client *declared* it does not support what the check
                                     needs; never from what the client did
     N/A      kind "not-applicable"  the condition the check is about never arose (why)
     BLOCKED  kind "blocked"         a precondition failed, so the check could not be judged;
                                     `root` names the root cause (a check id such as
                                     "http.session-id-echoed", or "client.connect", ...)
+
+A check reports a violation with `violated(reason, evidence, clause=branch)`; which of
+FAIL, WARN and NOTE it is comes from the clause of that branch at the run's revision
+(harness.judging.judge levels it: harness/judging/_catalogue.py), never from the check.
 
 Neither N/A nor BLOCKED is ever a pass. A BLOCKED item fails the run like a FAIL: what
 blocked it is a defect to fix first (the reports lead with root causes).
@@ -22,7 +29,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 __all__ = [
@@ -30,9 +37,11 @@ __all__ = [
     "Verdict",
     "blocked",
     "fail",
+    "leveled",
     "not_applicable",
     "passed",
     "skip",
+    "violated",
     "warn",
 ]
 
@@ -41,6 +50,7 @@ class Status(str, enum.Enum):
     PASS = "PASS"
     FAIL = "FAIL"
     WARN = "WARN"
+    NOTE = "NOTE"
     SKIP = "SKIP"
     NOT_APPLICABLE = "N/A"
     BLOCKED = "BLOCKED"
@@ -55,6 +65,7 @@ _KINDS = {
     Status.PASS: ("seen",),
     Status.FAIL: ("violation",),
     Status.WARN: ("violation",),
+    Status.NOTE: ("violation",),
     Status.SKIP: ("declared",),
     Status.NOT_APPLICABLE: ("not-applicable",),
     Status.BLOCKED: ("blocked", "harness"),
@@ -70,6 +81,8 @@ class Verdict:
     """Which branch decided: see the module docstring. Defaults from the status."""
     root: str | None = None
     """BLOCKED only: the root cause's id (a check id, or "client.<operation>", ...)."""
+    clause: str = ""
+    """A violation's branch of its check: whose clause sets its level ("" the check's own)."""
 
     def __post_init__(self) -> None:
         if not self.kind:
@@ -91,6 +104,8 @@ class Verdict:
         }
         if self.root is not None:
             out["root"] = self.root
+        if self.clause:
+            out["clause"] = self.clause
         return out
 
 
@@ -109,6 +124,29 @@ def fail(reason: str, evidence: Sequence[Mapping[str, Any]] = ()) -> Verdict:
 
 def warn(reason: str, evidence: Sequence[Mapping[str, Any]] = ()) -> Verdict:
     return Verdict(Status.WARN, reason, tuple(evidence))
+
+
+def violated(
+    reason: str, evidence: Sequence[Mapping[str, Any]] = (), *, clause: str = ""
+) -> Verdict:
+    """What a check says when the client did otherwise than its clause asks: a FAIL until
+    `leveled` by the clause of `clause` (the branch) at the run's revision."""
+    return Verdict(Status.FAIL, reason, tuple(evidence), clause=clause)
+
+
+_STATUS_OF_LEVEL = {"MUST": Status.FAIL, "SHOULD": Status.WARN, "MAY": Status.NOTE}
+
+
+def leveled(verdict: Verdict, level: str, why: str) -> Verdict:
+    """A violation at the spec's level for it: FAIL for a MUST, WARN for a SHOULD, and a
+    NOTE, with `why`, where the word is a MAY or nothing binds the client."""
+    if verdict.kind != "violation":
+        return verdict
+    status = _STATUS_OF_LEVEL.get(level, Status.NOTE)
+    if status is verdict.status:
+        return verdict
+    reason = verdict.reason if status is not Status.NOTE else f"{verdict.reason} ({why})"
+    return replace(verdict, status=status, reason=reason)
 
 
 def skip(reason: str) -> Verdict:

@@ -140,6 +140,6 @@ class Baseline:
             written = self._written([key])
             if result["status"] in FAILING:
                 failed |= written
-            elif result["status"] in ("PASS", "WARN"):
+            elif result["status"] in ("PASS", "WARN", "NOTE"):
                 seen |= written
         return sorted(seen - failed)

@@ -23,18 +23,25 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from harness.reports._report import check_anchor, item_anchor, summary_line, write_reports
+from harness.reports._report import (
+    check_anchor,
+    check_levels,
+    item_anchor,
+    summary_line,
+    write_reports,
+)
 
 __all__ = ["Column", "compare_pages", "load_column", "render_html", "render_markdown", "slug"]
 
 # Worst first, as in the reports' matrix.
-_ORDER = ("FAIL", "BLOCKED", "WARN", "PASS", "N/A", "SKIP")
+_ORDER = ("FAIL", "BLOCKED", "WARN", "NOTE", "PASS", "N/A", "SKIP")
 _AREAS = ("lifecycle", "jsonrpc", "tools", "features", "stdio", "http", "sse-legacy", "stateless")
 _COLOURS = {
     "PASS": "#c8f7c5",
     "FAIL": "#f7c5c5",
     "BLOCKED": "#e7b5e7",
     "WARN": "#f7ecc5",
+    "NOTE": "#d7eef7",
     "N/A": "#f4f4f4",
     "SKIP": "#e8e8e8",
 }
@@ -72,10 +79,7 @@ def _area_key(area: str) -> tuple[int, str]:
 
 def _rows(columns: Sequence[Column]) -> list[tuple[str, str, str]]:
     """(area, check, "MUST LC-1") for every check any client was judged on."""
-    levels: dict[str, str] = {}
-    for column in columns:
-        for r in column.results:
-            levels[str(r["check"])] = f"{r.get('level', '')} {', '.join(r.get('requirements', []))}"
+    levels = check_levels([r for column in columns for r in column.results])
     ordered = sorted(levels, key=lambda c: (_area_key(_area(c)), c))
     return [(_area(check), check, levels[check].strip()) for check in ordered]
 
@@ -132,7 +136,7 @@ def render_markdown(columns: Sequence[Column], out_dir: Path) -> str:
 
 _SCRIPT = """
 const data = JSON.parse(document.getElementById("data").textContent);
-const order = ["FAIL", "BLOCKED", "WARN", "PASS", "N/A", "SKIP"];
+const order = ["FAIL", "BLOCKED", "WARN", "NOTE", "PASS", "N/A", "SKIP"];
 function render() {
   const rev = document.getElementById("revision").value;
   const tr = document.getElementById("transport").value;

@@ -24,6 +24,7 @@ __all__ = [
     "LEGEND",
     "area",
     "check_anchor",
+    "check_levels",
     "format_evidence",
     "item_anchor",
     "matrix",
@@ -36,11 +37,12 @@ __all__ = [
 
 # Worst first: a cell of the matrix shows the worst verdict among its items (a check
 # seen to pass in one scenario of a column and not applicable in another passed there).
-_ORDER = ("FAIL", "BLOCKED", "WARN", "PASS", "N/A", "SKIP")
+_ORDER = ("FAIL", "BLOCKED", "WARN", "NOTE", "PASS", "N/A", "SKIP")
 _MEANS = {
     "FAIL": "a MUST violated",
     "BLOCKED": "not judged, a precondition failed (see its root cause)",
     "WARN": "a SHOULD violated",
+    "NOTE": "seen otherwise where the spec says MAY or nothing (never fails)",
     "PASS": "seen, and right",
     "N/A": "the condition never arose",
     "SKIP": "the client declared it does not support what the check needs",
@@ -49,6 +51,7 @@ _MARK = {
     "PASS": "PASS",
     "FAIL": "FAIL",
     "WARN": "WARN",
+    "NOTE": "note",
     "BLOCKED": "blkd",
     "N/A": "n/a",
     "SKIP": "skip",
@@ -155,6 +158,7 @@ WIDTH = 100
 LEGEND = (
     f"legend: FAIL {_MEANS['FAIL']} | BLOCKED {_MEANS['BLOCKED']}",
     f"        WARN {_MEANS['WARN']} | PASS {_MEANS['PASS']} | N/A {_MEANS['N/A']}",
+    f"        NOTE {_MEANS['NOTE']}",
     f"        SKIP {_MEANS['SKIP']}",
 )
 
@@ -198,12 +202,41 @@ def _area_table(results: Sequence[Mapping[str, Any]]) -> list[str]:
     return lines
 
 
+_STRENGTH = ("none", "MAY", "SHOULD", "MUST")
+
+
+def _strength(level: str) -> int:
+    return _STRENGTH.index(level) if level in _STRENGTH else len(_STRENGTH)
+
+
+def check_levels(results: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+    """Each check's level and requirements as its row shows them: "MUST LC-1", or
+    "SHOULD/MUST LC-2" where the spec's word differs between the revisions or branches
+    judged (the level is the clause's at each revision: harness/judging/_catalogue.py)."""
+    seen: dict[str, set[str]] = {}
+    requirements: dict[str, str] = {}
+    for r in results:
+        seen.setdefault(str(r["check"]), set()).add(str(r.get("level", "")))
+        requirements[str(r["check"])] = ", ".join(r.get("requirements", []))
+    return {
+        check: " ".join(
+            part
+            for part in (
+                "/".join(sorted(levels, key=_strength)),
+                requirements[check],
+            )
+            if part
+        )
+        for check, levels in seen.items()
+    }
+
+
 def _failing_checks(results: Sequence[Mapping[str, Any]]) -> list[str]:
     """One line per check that FAILs or WARNs somewhere, worst first, naming where (the
     revision and the transport as the flags spell them). BLOCKED items are summed up by
     their root causes instead."""
     where: dict[tuple[str, str], list[str]] = {}
-    levels: dict[str, str] = {}
+    levels = check_levels(results)
     for r in results:
         status = str(r["status"])
         if status in ("FAIL", "WARN"):
@@ -211,7 +244,6 @@ def _failing_checks(results: Sequence[Mapping[str, Any]]) -> list[str]:
             places = where.setdefault((status, str(r["check"])), [])
             if column not in places:
                 places.append(column)
-            levels[str(r["check"])] = f"{r['level']} {', '.join(r['requirements'])}"
     lines = []
     for status, check in sorted(where, key=lambda k: (_ORDER.index(k[0]), k[1])):
         head = f"  {status} {check} ({levels[check]}) in "
@@ -235,6 +267,9 @@ def terminal_summary(results: Sequence[Mapping[str, Any]]) -> list[str]:
     if failing:
         lines.append("checks that FAIL or WARN, and where (revision transport):")
         lines += failing
+    noted = sorted({str(r["check"]) for r in results if r["status"] == "NOTE"})
+    if noted:
+        lines.append(_fit("noted, never failing (a MAY, or no sentence binds the client): ", noted))
     lines += LEGEND
     summary = summary_line(results)
     if len(summary) > WIDTH:  # the counts go on a line of their own
@@ -251,11 +286,10 @@ def matrix(
     """Columns (revision/transport) and rows (check, level, cell per column)."""
     columns = sorted({f"{r['revision']} {r['transport']}" for r in results})
     cells: dict[str, dict[str, str]] = {}
-    levels: dict[str, str] = {}
+    levels = check_levels(results)
     for r in results:
         column = f"{r['revision']} {r['transport']}"
         row = cells.setdefault(str(r["check"]), {})
-        levels[str(r["check"])] = f"{r['level']} {', '.join(r['requirements'])}"
         current = row.get(column)
         status = str(r["status"])
         if current is None or _ORDER.index(status) < _ORDER.index(current):
@@ -308,6 +342,7 @@ _COLOURS = {
     "FAIL": "#f7c5c5",
     "BLOCKED": "#e7b5e7",
     "WARN": "#f7ecc5",
+    "NOTE": "#d7eef7",
     "N/A": "#f4f4f4",
     "SKIP": "#e8e8e8",
 }
@@ -439,18 +474,24 @@ def _html_item(r: Mapping[str, Any]) -> str:
     if status == "BLOCKED":
         why = f"<b>blocked by {_e(r.get('root'))}</b>: {why}"
     evidence = ""
-    if status in ("FAIL", "WARN", "BLOCKED") and r.get("evidence"):
+    if status in ("FAIL", "WARN", "NOTE", "BLOCKED") and r.get("evidence"):
         lines = format_evidence(r["evidence"])
         opened = " open" if status == "FAIL" else ""  # a FAIL shows its proof at once
         evidence = f"<details{opened}><summary>transcript ({len(lines)})</summary><pre>{_e(chr(10).join(lines))}</pre></details>"
     requirement = f"{r['level']} {', '.join(r['requirements'])}"
+    # Where the spec says it: a violation's own clause, in the page's words.
+    said = "".join(
+        f"<br><small>{_e(c['keyword'])}: &ldquo;{_e(c['phrase'])}&rdquo; ({_e(c['page'])})</small>"
+        for c in (r.get("clauses") or [])
+        if status in ("FAIL", "WARN", "NOTE") and "keyword" in c
+    )
     return (
         f'<tr id="{_e(item_anchor(str(r["id"])))}" class="v-{_css_name(status)}" '
         f'data-verdict="{_e(status)}" '
         f'data-revision="{_e(r["revision"])}" data-transport="{_e(r["transport"])}" '
         f'data-area="{_e(area(str(r["check"])))}">'
         f"<td>{_e(status)}</td><td><code>{_e(r['id'])}</code></td>"
-        f'<td>{_e(requirement)} (<a href="{_e(r["spec"])}">spec</a>)</td>'
+        f'<td>{_e(requirement)} (<a href="{_e(r["spec"])}">spec</a>){said}</td>'
         f"<td>{why}{evidence}</td></tr>"
     )
 

@@ -16,7 +16,7 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from harness.clients import Authorization
-from harness.judging import Verdict, check, fail, passed, trigger, warn
+from harness.judging import Verdict, check, clause, passed, silent, trigger, violated
 from harness.running import HEADLESS_AUTHORIZATION, Scenario, ScenarioRun, Session
 from harness.suite._evidence import hung_or_crashed, missing
 
@@ -55,7 +55,23 @@ def _canonical(url: str) -> str:
 @check(
     "auth.pkce-s256",
     requirements=["AUTH-PKCE"],
-    level="MUST",
+    clauses=[
+        clause(_SPEC, "PKCE is REQUIRED for all clients", "2025-03-26"),
+        clause(_SPEC, "MCP clients MUST implement PKCE according to", *_FROM_2025_06),
+        clause(
+            _SPEC,
+            "MCP clients MUST use the S256 code challenge method",
+            *_FROM_2025_11,
+            branch="s256",
+        ),
+        silent(
+            "the page requires PKCE but names no code challenge method; S256 is OAuth 2.1 "
+            "§4.1.1's, which the page does not point to (2025-06-18 cites §7.5.2 only)",
+            "2025-03-26",
+            "2025-06-18",
+            branch="s256",
+        ),
+    ],
     spec=f"{_SPEC}#authorization-code-protection",
     description="Every authorization request carries a PKCE code_challenge with the S256 "
     "method, and the code is redeemed with its code_verifier",
@@ -70,10 +86,12 @@ def pkce_s256(run: ScenarioRun) -> Verdict:
         params: Mapping[str, Any] = request.get("params") or {}
         method = params.get("code_challenge_method")
         if not params.get("code_challenge"):
-            return fail("an authorization request carries no code_challenge (PKCE)", [request])
+            return violated("an authorization request carries no code_challenge (PKCE)", [request])
         if method != "S256":
             shown = "no code_challenge_method (plain)" if method is None else repr(method)
-            return fail(f"an authorization request uses {shown}, not S256", [request])
+            return violated(
+                f"an authorization request uses {shown}, not S256", [request], clause="s256"
+            )
     redeemed = [
         e
         for e in _token_requests(run)
@@ -81,14 +99,19 @@ def pkce_s256(run: ScenarioRun) -> Verdict:
     ]
     refused = [e for e in redeemed if e.get("outcome") == "invalid_grant"]
     if refused:
-        return fail("the token endpoint refused the code: the code_verifier did not match", refused)
+        return violated(
+            "the token endpoint refused the code: the code_verifier did not match", refused
+        )
     return passed(f"{len(requests)} authorization request(s) with an S256 code_challenge", requests)
 
 
 @check(
     "auth.resource-parameter",
     requirements=["AUTH-resource"],
-    level="MUST",
+    clauses=[
+        clause(_SPEC, "MUST be included in both authorization requests"),
+        clause(_SPEC, "MUST use the canonical URI of the MCP server"),
+    ],
     spec=f"{_SPEC}#resource-parameter-implementation",
     description="Authorization and token requests carry `resource` (RFC 8707): the MCP "
     "server's canonical URI, as its protected resource metadata names it",
@@ -107,9 +130,9 @@ def resource_parameter(run: ScenarioRun) -> Verdict:
         resource = (request.get("params") or {}).get("resource")
         what = f"the {request['endpoint']} request"
         if resource is None:
-            return fail(f"{what} carries no resource parameter", [metadata[0], request])
+            return violated(f"{what} carries no resource parameter", [metadata[0], request])
         if _canonical(str(resource)) != wanted:
-            return fail(
+            return violated(
                 f"{what} names resource {resource!r}, not {wanted!r}", [metadata[0], request]
             )
     return passed(f"every authorization and token request names {wanted}", [*metadata, *requests])
@@ -118,7 +141,16 @@ def resource_parameter(run: ScenarioRun) -> Verdict:
 @check(
     "auth.bearer-header-only",
     requirements=["AUTH-bearer"],
-    level="MUST",
+    clauses=[
+        clause(_SPEC, "MCP client MUST use the Authorization request header field"),
+        clause(_SPEC, "authorization MUST be included in every HTTP request"),
+        clause(_SPEC, "Access tokens MUST NOT be included in the URI", branch="in-query"),
+        silent(
+            "no sentence forbids the client to send its access token to the authorization "
+            "server; the token-audience sentences bind servers or concern the MCP server",
+            branch="to-authorization-server",
+        ),
+    ],
     spec=f"{_SPEC}#token-requirements",
     description="Once it has a token, the client sends it in the Authorization header of "
     "every request to the MCP server, never in the query string, and never to the "
@@ -133,14 +165,22 @@ def bearer_header_only(run: ScenarioRun) -> Verdict:
     after = [e for e in run.of_kind("auth") if e["seq"] > first["seq"]]
     in_query = [e for e in run.of_kind("auth") if e.get("token_in_query")]
     if in_query:
-        return fail("the client sent an access token in the query string", [first, *in_query])
+        return violated(
+            "the client sent an access token in the query string",
+            [first, *in_query],
+            clause="in-query",
+        )
     leaked = [e for e in after if e.get("server") == "authorization" and e.get("issued_token")]
     if leaked:
-        return fail("the client sent its access token to the authorization server", leaked)
+        return violated(
+            "the client sent its access token to the authorization server",
+            leaked,
+            clause="to-authorization-server",
+        )
     mcp = [e for e in after if e.get("endpoint") == "mcp"]
     bare = [e for e in mcp if not e.get("bearer_header")]
     if bare:
-        return fail(
+        return violated(
             f"{len(bare)} request(s) to the MCP server after the token was issued carry no "
             "Authorization header",
             [first, *bare],
@@ -179,7 +219,23 @@ def _ordered(fetched: list[Mapping[str, Any]], expected: list[str]) -> Mapping[s
 @check(
     "auth.prm-discovery-order",
     requirements=["AUTH-401"],
-    level="MUST",
+    clauses=[
+        clause(_SPEC, "MUST be able to parse WWW-Authenticate headers", "2025-06-18"),
+        clause(_SPEC, "MUST use OAuth 2.0 Protected Resource Metadata for", "2025-06-18"),
+        clause(_SPEC, "MUST support both discovery mechanisms and use", *_FROM_2025_11),
+        clause(
+            _SPEC,
+            "MUST fall back to constructing and requesting",
+            *_FROM_2025_11,
+            branch="well-known-order",
+        ),
+        silent(
+            "2025-06-18 gives the client no well-known order: its servers MUST name the "
+            "metadata in WWW-Authenticate; the path-then-root order arrives in 2025-11-25",
+            "2025-06-18",
+            branch="well-known-order",
+        ),
+    ],
     spec=f"{_SPEC}#protected-resource-metadata-discovery-requirements",
     description="After a 401 the client fetches the protected resource metadata the "
     "challenge names (resource_metadata); when it names none, the path-based well-known "
@@ -199,7 +255,7 @@ def prm_discovery_order(run: ScenarioRun) -> Verdict:
     if isinstance(named, str):
         wanted = urlsplit(named).path
         if fetches[0].get("path") != wanted:
-            return fail(
+            return violated(
                 f"the 401 named the metadata at {named}, and the client fetched "
                 f"{fetches[0].get('path')} first",
                 [challenge, fetches[0]],
@@ -211,10 +267,11 @@ def prm_discovery_order(run: ScenarioRun) -> Verdict:
     expected = ([f"{_PRM}{path}"] if path else []) + [_PRM]
     wrong = _ordered(fetches, expected)
     if wrong is not None:
-        return fail(
+        return violated(
             f"with no resource_metadata in the 401 the order is {' then '.join(expected)}; "
             f"the client fetched {wrong.get('path')} out of that order",
             [challenge, *fetches],
+            clause="well-known-order",
         )
     return passed(
         f"the client looked in the order {' then '.join(expected)}", [challenge, *fetches]
@@ -263,7 +320,10 @@ def _issuer_paths(issuer: str) -> list[str]:
 @check(
     "auth.as-metadata-order",
     requirements=["AUTH-AS"],
-    level="MUST",
+    clauses=[
+        clause(_SPEC, "MUST try endpoints in the following priority order"),
+        clause(_SPEC, "clients MUST try: 1. OAuth 2.0"),
+    ],
     spec=f"{_SPEC}#authorization-server-metadata-discovery",
     description="The client looks for the authorization server's metadata in the order "
     "MCP gives: for an issuer with a path, OAuth with the path inserted, OpenID Connect "
@@ -282,7 +342,7 @@ def as_metadata_order(run: ScenarioRun) -> Verdict:
     fetches = _as_fetches(run)
     wrong = _ordered(fetches, expected)
     if wrong is not None:
-        return fail(
+        return violated(
             f"for the issuer {issuer} the order is {' then '.join(expected)}; the client "
             f"fetched {wrong.get('path')} out of that order",
             [named[0], *fetches],
@@ -302,7 +362,15 @@ def _unadvertised(run: ScenarioRun) -> list[Mapping[str, Any]]:
 @check(
     "auth.pkce-unadvertised-refused",
     requirements=["AUTH-PKCE"],
-    level="MUST",
+    clauses=[
+        clause(_SPEC, "support PKCE and MCP clients MUST refuse to proceed"),
+        clause(_SPEC, "MUST verify PKCE support before proceeding"),
+        silent(
+            "the refusal is for metadata with no code_challenge_methods_supported; one that "
+            "lists other methods only still advertises PKCE, and no sentence bids stop there",
+            branch="s256-not-listed",
+        ),
+    ],
     spec=f"{_SPEC}#authorization-code-protection",
     description="A client that finds no S256 in the authorization server's "
     "code_challenge_methods_supported (or no such member) refuses to go on: no "
@@ -315,7 +383,15 @@ def pkce_unadvertised_refused(run: ScenarioRun) -> Verdict:
     seen = _unadvertised(run)[0]
     went_on = [e for e in _authorization_requests(run) if e["seq"] > seen["seq"]]
     if went_on:
-        return fail(
+        methods = seen.get("code_challenge_methods_supported")
+        if methods:  # PKCE advertised, with other methods only
+            return violated(
+                f"the client sent an authorization request to a server that lists "
+                f"{methods} as its code challenge methods, not S256",
+                [seen, *went_on],
+                clause="s256-not-listed",
+            )
+        return violated(
             "the client sent an authorization request to a server that does not advertise "
             "PKCE S256",
             [seen, *went_on],
@@ -334,7 +410,10 @@ def _step_ups(run: ScenarioRun) -> list[Mapping[str, Any]]:
 @check(
     "auth.step-up",
     requirements=["AUTH-step-up"],
-    level="SHOULD",
+    clauses=[
+        clause(_SPEC, "Clients SHOULD respond to these errors by requesting"),
+        clause(_SPEC, "acting on behalf of a user SHOULD attempt"),
+    ],
     spec=f"{_SPEC}#step-up-authorization-flow",
     description="After a 403 insufficient_scope the client authorizes again with the "
     "scope the challenge names and retries the request with the new token",
@@ -348,10 +427,10 @@ def step_up(run: ScenarioRun) -> Verdict:
     needed = set(str(refused.get("required_scope", "")).split())
     again = [e for e in _authorization_requests(run) if e["seq"] > refused["seq"]]
     if not again:
-        return warn("after the 403 the client did not authorize again", [refused])
+        return violated("after the 403 the client did not authorize again", [refused])
     scope = set(str((again[0].get("params") or {}).get("scope", "")).split())
     if not needed <= scope:
-        return warn(
+        return violated(
             f"the new authorization request asks for {sorted(scope)}, not the scope the 403 "
             f"named ({' '.join(sorted(needed))})",
             [refused, again[0]],
@@ -362,7 +441,7 @@ def step_up(run: ScenarioRun) -> Verdict:
         if e["seq"] > again[0]["seq"] and e.get("method") == "POST"
     ]
     if not retried:
-        return warn(
+        return violated(
             "the client did not send the request again with the new token", [refused, *again]
         )
     return passed(
@@ -377,7 +456,7 @@ _RETRY_LIMIT = 3
 @check(
     "auth.step-up-bounded",
     requirements=["AUTH-step-up"],
-    level="SHOULD",
+    clauses=[clause(_SPEC, "Clients SHOULD implement retry limits")],
     spec=f"{_SPEC}#step-up-authorization-flow",
     description=f"A server that keeps answering 403 insufficient_scope gets at most "
     f"{_RETRY_LIMIT} step-up attempts, not an endless loop",
@@ -389,7 +468,7 @@ _RETRY_LIMIT = 3
 def step_up_bounded(run: ScenarioRun) -> Verdict:
     refused = _step_ups(run)
     if len(refused) > _RETRY_LIMIT:
-        return warn(
+        return violated(
             f"the client met {len(refused)} 403 insufficient_scope answers without giving up",
             refused[: _RETRY_LIMIT + 1],
         )
@@ -411,7 +490,9 @@ def _foreign_metadata(run: ScenarioRun) -> list[Mapping[str, Any]]:
 @check(
     "auth.resource-mismatch-refused",
     requirements=["AUTH-401"],
-    level="MUST",
+    # RFC 9728 §3.3 (metadata naming another resource MUST NOT be used), which the page
+    # makes the client's by naming that very mechanism: no MCP sentence restates it.
+    clauses=[clause(_SPEC, "MUST use OAuth 2.0 Protected Resource Metadata for")],
     spec=f"{_SPEC}#protected-resource-metadata-discovery-requirements",
     description="Protected resource metadata whose resource is not the MCP server's URL "
     "(RFC 9728 §3.3) is refused: no authorization request follows",
@@ -423,7 +504,7 @@ def resource_mismatch_refused(run: ScenarioRun) -> Verdict:
     seen = _foreign_metadata(run)[0]
     went_on = [e for e in _authorization_requests(run) if e["seq"] > seen["seq"]]
     if went_on:
-        return fail(
+        return violated(
             f"the client went on with metadata for {seen.get('resource')!r} to an "
             "authorization request",
             [seen, *went_on],
@@ -442,7 +523,7 @@ def _wrong_iss(run: ScenarioRun) -> list[Mapping[str, Any]]:
 @check(
     "auth.iss-validated",
     requirements=["AUTH-iss"],
-    level="MUST",
+    clauses=[clause(f"{_SPEC}/index", "MUST apply the validation in RFC9207 Section 2.4")],
     spec=f"{_SPEC}#authorization-code-protection",
     description="An authorization response whose iss is not the authorization server's "
     "issuer (RFC 9207) is refused: its code is never redeemed",
@@ -455,7 +536,7 @@ def iss_validated(run: ScenarioRun) -> Verdict:
     codes = {e["code"] for e in wrong}
     redeemed = [e for e in _token_requests(run) if (e.get("params") or {}).get("code") in codes]
     if redeemed:
-        return fail(
+        return violated(
             f"the client redeemed a code whose authorization response named issuer "
             f"{wrong[0].get('iss')!r}",
             [wrong[0], *redeemed],
@@ -475,7 +556,13 @@ def _registered_client_tokens(run: ScenarioRun) -> list[Mapping[str, Any]]:
 @check(
     "auth.token-endpoint-auth-method",
     requirements=["AUTH-client-auth"],
-    level="MUST",
+    clauses=[
+        silent(
+            "no sentence binds the client to authenticate at the token endpoint as it "
+            "registered: only 'MUST implement OAuth 2.1' (of implementations, later of "
+            "authorization servers), naming no client authentication method",
+        ),
+    ],
     spec=f"{_SPEC}#dynamic-client-registration",
     description="At the token endpoint the client authenticates the way its registration "
     "says (RFC 7591 token_endpoint_auth_method): client_secret_basic in the Authorization "
@@ -493,7 +580,7 @@ def token_endpoint_auth_method(run: ScenarioRun) -> Verdict:
     for request in requests:
         registered, used = request["registered_auth"], request.get("client_auth")
         if used != registered:
-            return fail(
+            return violated(
                 f"the client was registered for {registered} and authenticated with {used} "
                 "at the token endpoint",
                 [*registrations, request],
@@ -554,7 +641,12 @@ def _crossed_rotation(run: ScenarioRun, refresh: Mapping[str, Any]) -> bool:
 @check(
     "auth.refresh-token-rotated",
     requirements=["AUTH-refresh"],
-    level="MUST",
+    clauses=[
+        silent(
+            "only authorization servers are bound ('MUST rotate refresh tokens'); that the "
+            "client discards the old refresh token is OAuth 2.1's and RFC 6749 §6's word",
+        ),
+    ],
     spec=f"{_SPEC}#token-theft",
     description="When a refresh answer brings a new refresh token (MCP makes authorization "
     "servers rotate them for public clients), the client discards the old one: later "
@@ -572,7 +664,7 @@ def refresh_token_rotated(run: ScenarioRun) -> Verdict:
     rotated = [e for e in _refreshes(run) if e.get("refresh_token") == "rotated"]
     stale = [e for e in rotated if not _crossed_rotation(run, e)]
     if stale:
-        return fail(
+        return violated(
             f"{len(stale)} refresh request(s) presented a refresh token the server had "
             "already replaced, after the client had used a token of the answer that "
             "replaced it",
@@ -603,7 +695,7 @@ def _registered_then_refreshed(run: ScenarioRun) -> list[Mapping[str, Any]]:
 @check(
     "auth.refresh-grant-registered",
     requirements=["AUTH-refresh"],
-    level="SHOULD",
+    clauses=[clause(f"{_SPEC}/index", "SHOULD include refresh_token in their grant_types")],
     spec=f"{_SPEC}#refresh-tokens",
     description="A client that uses refresh tokens names refresh_token in the grant_types "
     "of its dynamic registration (RFC 7591 §2)",
@@ -620,7 +712,7 @@ def refresh_grant_registered(run: ScenarioRun) -> Verdict:
         grants = (registration.get("metadata") or {}).get("grant_types")
         if not isinstance(grants, list) or "refresh_token" not in grants:
             shown = "no grant_types (authorization_code only)" if grants is None else grants
-            return warn(
+            return violated(
                 f"the client registered with {shown} and then refreshed a token",
                 [registration, _refreshes(run)[0]],
             )
@@ -659,7 +751,12 @@ def _legacy_steps(run: ScenarioRun) -> list[Mapping[str, Any]]:
 @check(
     "auth.legacy-metadata-then-defaults",
     requirements=["AUTH-legacy"],
-    level="MUST",
+    clauses=[
+        clause(_SPEC, "Clients MUST first attempt to discover endpoints"),
+        clause(_SPEC, "authorization base URL MUST be determined"),
+        clause(_SPEC, "MCP clients MUST follow the OAuth 2.0"),
+        clause(_SPEC, "clients MUST use the following default endpoint paths"),
+    ],
     spec=f"{_SPEC}#server-metadata-discovery",
     description="With a 2025-03-26 server (no resource metadata), the client asks for "
     "the authorization server metadata at the root of the MCP server's origin before "
@@ -682,7 +779,7 @@ def legacy_metadata_then_defaults(run: ScenarioRun) -> Verdict:
             return unreported
         if lookups[-1].get("status") == 200:
             return missing(run, "a request to an endpoint the metadata names")
-        return fail(
+        return violated(
             f"there is no metadata at {_AS_WELL_KNOWN}, and the client never used the "
             "default endpoints /authorize, /token, /register",
             lookups,
@@ -690,7 +787,7 @@ def legacy_metadata_then_defaults(run: ScenarioRun) -> Verdict:
     first = uses[0]
     before = [e for e in lookups if e["seq"] < first["seq"]]
     if not before:
-        return fail(
+        return violated(
             f"the client went to {first.get('path')} without asking for the metadata at "
             f"{_AS_WELL_KNOWN} first",
             [first],
@@ -698,7 +795,7 @@ def legacy_metadata_then_defaults(run: ScenarioRun) -> Verdict:
     if any(e.get("status") == 200 for e in before):
         defaults = [e for e in uses if e.get("endpoint") == "default-endpoint"]
         if defaults:
-            return fail(
+            return violated(
                 f"the metadata names the endpoints, and the client used the default "
                 f"{defaults[0].get('path')} instead",
                 [*before, *defaults],
@@ -715,7 +812,22 @@ def _migrations(run: ScenarioRun) -> list[Mapping[str, Any]]:
 @check(
     "auth.tokens-stay-with-their-server",
     requirements=["AUTH-token-origin"],
-    level="MUST",
+    clauses=[
+        clause(_SPEC, "MCP clients MUST NOT send tokens to the", *_FROM_2025_06),
+        clause(f"{_SPEC}/index", "MCP clients MUST NOT send tokens to the", "2026-07-28"),
+        clause(
+            f"{_SPEC}/authorization-server-discovery",
+            "Clients MUST maintain separate registration state",
+            "2026-07-28",
+            branch="crossed",
+        ),
+        silent(
+            "before 2026-07-28 only servers are bound to accept just their own tokens; "
+            "keeping tokens per authorization server is first the client's in 2026-07-28",
+            *_FROM_2025_06,
+            branch="crossed",
+        ),
+    ],
     spec=f"{_SPEC}#token-handling",
     description="Once the resource metadata names another authorization server, the client "
     "sends the MCP server only tokens of that one, never the former server's again; and "
@@ -738,10 +850,11 @@ def tokens_stay_with_their_server(run: ScenarioRun) -> Verdict:
         )
     ]
     if crossed:
-        return fail(
+        return violated(
             f"the client presented a token of {crossed[0].get('refresh_token_issuer') or crossed[0].get('token_issuer')} "
             f"to the authorization server {crossed[0].get('issuer')}",
             [moved, *crossed],
+            clause="crossed",
         )
     learned = [
         e
@@ -753,7 +866,7 @@ def tokens_stay_with_their_server(run: ScenarioRun) -> Verdict:
     mcp = [e for e in _auth(run, endpoint="mcp") if e["seq"] > learned[0]["seq"]]
     stale = [e for e in mcp if e.get("token_issuer") == former]
     if stale:
-        return fail(
+        return violated(
             f"after reading that the MCP server's authorization server is {new}, the client "
             f"sent it {len(stale)} request(s) with a token of {former}",
             [moved, learned[0], *stale],
@@ -774,7 +887,12 @@ def _first_authorization(run: ScenarioRun) -> list[Mapping[str, Any]]:
 @check(
     "auth.scope-selection",
     requirements=["AUTH-scope"],
-    level="SHOULD",
+    clauses=[
+        clause(_SPEC, "SHOULD follow this priority order for scope selection", *_FROM_2025_11),
+        clause(
+            f"{_SPEC}/index", "SHOULD follow this priority order for scope selection", "2026-07-28"
+        ),
+    ],
     spec=f"{_SPEC}#scope-selection-strategy",
     description="The first authorization request asks for the scope the 401 named; "
     "without one, for every scope of the resource metadata's scopes_supported; without "
@@ -807,7 +925,7 @@ def scope_selection(run: ScenarioRun) -> Verdict:
     evidence = [challenges[-1], *metadata[-1:], first]
     shown = " ".join(sorted(asked)) or "no scope"
     if asked != wanted:
-        return warn(
+        return violated(
             f"the client asked for {shown}, not {' '.join(sorted(wanted)) or 'no scope'} "
             f"({source})",
             evidence,
@@ -818,7 +936,14 @@ def scope_selection(run: ScenarioRun) -> Verdict:
 @check(
     "auth.pre-registered-first",
     requirements=["AUTH-registration"],
-    level="SHOULD",
+    clauses=[
+        clause(_SPEC, "Clients supporting all options SHOULD follow", *_FROM_2025_11),
+        clause(
+            f"{_SPEC}/client-registration",
+            "Clients supporting all options SHOULD use",
+            "2026-07-28",
+        ),
+    ],
     spec=f"{_SPEC}#client-registration-approaches",
     description="A client given pre-registered credentials for the server uses them, "
     "although the authorization server also offers dynamic registration: its "
@@ -833,13 +958,13 @@ def pre_registered_first(run: ScenarioRun) -> Verdict:
     first = _authorization_requests(run)[0]
     registered = [e for e in _auth(run, endpoint="register") if e["seq"] < first["seq"]]
     if registered:
-        return warn(
+        return violated(
             "the client registered dynamically although it was given pre-registered credentials",
             [*registered, first],
         )
     if first.get("client_source") != "pre":
         client_id = (first.get("params") or {}).get("client_id")
-        return warn(
+        return violated(
             f"the authorization request names client_id {client_id!r}, not the "
             "pre-registered one the client was given",
             [first],

@@ -4,7 +4,7 @@ prompts, roots, sampling, elicitation."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from functools import partial
 from typing import Any
 
@@ -12,17 +12,19 @@ import anyio
 
 from harness.clients import Handlers
 from harness.judging import (
+    Clause,
     Status,
     Trigger,
     Verdict,
     check,
+    clause,
     client_sent,
-    fail,
     passed,
     server_sent,
+    silent,
     skip,
     trigger,
-    warn,
+    violated,
 )
 from harness.protocol import same_json, validate_definition
 from harness.running import Entries, Operation, Scenario, ScenarioRun, Session
@@ -186,6 +188,27 @@ def _surfaced_wrong(operation: Operation, member: str, expected: Any) -> str | N
     return None if same_json(value, expected) else f"it surfaced {member} {value!r}"
 
 
+# -- the clauses the checks rest on ------------------------------------------------------------
+
+_JSON_RPC = "MUST follow the JSON-RPC 2.0 specification"
+
+
+def _json_rpc(revisions: tuple[str, ...], branch: str = "") -> list[Clause]:
+    """The general clause that every message follows JSON-RPC 2.0 (so a request the client
+    received gets a well-formed response): on basic/messages at 2024-11-05, on basic/index
+    after, at those of `revisions` the check is judged at."""
+    early = [r for r in revisions if r == "2024-11-05"]
+    later = [r for r in revisions if r != "2024-11-05"]
+    return [
+        *([clause("basic/messages", _JSON_RPC, *early, branch=branch)] if early else []),
+        *([clause("basic/index", _JSON_RPC, *later, branch=branch)] if later else []),
+    ]
+
+
+PING = "basic/utilities/ping"
+_PING_ANSWERED = "receiver MUST respond promptly with an empty response"
+
+
 # -- answers to server requests --------------------------------------------------------------
 
 
@@ -209,10 +232,9 @@ def _shape_problem(message: Mapping[str, Any]) -> str | None:
 
 
 def _result_problem(message: Mapping[str, Any], revision: str, definition: str) -> str | None:
-    """What keeps an answer from being a well-formed `definition` result (None: nothing)."""
+    """What keeps a response that is no error from being a well-formed `definition`
+    result (None: nothing)."""
     problem = _shape_problem(message)
-    if problem is None and "error" in message:
-        return f"it is the error {message['error']}"
     if problem is None:
         violations = validate_definition(message["result"], revision, definition)
         if violations:
@@ -220,14 +242,11 @@ def _result_problem(message: Mapping[str, Any], revision: str, definition: str) 
     return problem
 
 
-ResultRule = Callable[[dict[str, Any], list[dict[str, Any]]], Verdict]
-
-
-def _must_answer(
-    run: ScenarioRun, request_id: str, definition: str, rule: ResultRule | None = None
-) -> Verdict:
+def _answer(run: ScenarioRun, request_id: str, definition: str) -> Verdict:
     """The client MUST answer the server request `request_id` with a well-formed
-    `definition`: never answering is the violation. `rule` judges the result further."""
+    `definition` (PASS, its evidence the request and the answer): never answering, or a
+    malformed answer, is the violation; an error answer is branch "error-answer" (the
+    pages let a client refuse some requests with an error)."""
     request = _the(server_request(run, request_id), f"the server request {request_id!r}")
     method = request["message"]["method"]
     answer = answer_to(run, request_id)
@@ -239,18 +258,32 @@ def _must_answer(
             [request],
         )
     evidence = [request, answer]
-    problem = _result_problem(answer["message"], run.revision, definition)
+    message = answer["message"]
+    if "error" in message and _shape_problem(message) is None:
+        return violated(
+            f"the answer to {method} ({request_id!r}) is wrong: it is the error {message['error']}",
+            evidence,
+            clause="error-answer",
+        )
+    problem = _result_problem(message, run.revision, definition)
     if problem is not None:
-        return fail(f"the answer to {method} ({request_id!r}) is wrong: {problem}", evidence)
-    if rule is not None:
-        return rule(answer["message"]["result"], evidence)
+        return violated(f"the answer to {method} ({request_id!r}) is wrong: {problem}", evidence)
     return passed(f"{method} ({request_id!r}) was answered with a {definition}", evidence)
 
 
-def _empty(result: dict[str, Any], evidence: list[dict[str, Any]]) -> Verdict:
+def _result_in(answered: Verdict) -> Any:
+    """The result of the answer a passed `_answer` verdict holds."""
+    return answered.evidence[1]["message"]["result"]
+
+
+def _empty(answered: Verdict) -> Verdict:
+    """The ping's answer, well-formed, is an empty result."""
+    result = _result_in(answered)
     if not is_empty_result(result):
-        return fail(f"the ping was answered with {result!r}, not an empty result", evidence)
-    return passed("the ping was answered with an empty result", evidence)
+        return violated(
+            f"the ping was answered with {result!r}, not an empty result", answered.evidence
+        )
+    return passed("the ping was answered with an empty result", answered.evidence)
 
 
 async def connect_and_call(session: Session, tool: str = "ask") -> None:
@@ -265,20 +298,29 @@ async def connect_and_call(session: Session, tool: str = "ask") -> None:
 @check(
     "features.ping-answered",
     requirements=["PING", "RPC-4"],
-    level="MUST",
+    clauses=[
+        clause(PING, _PING_ANSWERED),
+        # An error is no empty response either.
+        clause(PING, _PING_ANSWERED, branch="error-answer"),
+    ],
     revisions=HANDSHAKE,
     spec="basic/utilities/ping",
     description="A server ping during the session is answered promptly with an empty result",
     trigger=_request_sent("srv-ping"),
 )
 def ping_answered(run: ScenarioRun) -> Verdict:
-    return _must_answer(run, "srv-ping", "EmptyResult", _empty)
+    answered = _answer(run, "srv-ping", "EmptyResult")
+    return _empty(answered) if answered.status is Status.PASS else answered
 
 
 @check(
     "features.ping-before-initialized",
     requirements=["PING", "RPC-4"],
-    level="MUST",
+    clauses=[
+        clause(PING, _PING_ANSWERED),
+        # An error is no empty response either.
+        clause(PING, _PING_ANSWERED, branch="error-answer"),
+    ],
     revisions=HANDSHAKE,
     spec="basic/utilities/ping",
     description="A server ping sent before the initialize response is answered with an empty result",
@@ -287,7 +329,8 @@ def ping_answered(run: ScenarioRun) -> Verdict:
     independent_of=("client.connect",),
 )
 def ping_before_initialized(run: ScenarioRun) -> Verdict:
-    return _must_answer(run, "srv-early-ping", "EmptyResult", _empty)
+    answered = _answer(run, "srv-early-ping", "EmptyResult")
+    return _empty(answered) if answered.status is Status.PASS else answered
 
 
 _EXACT_IDS: tuple[int | str, ...] = (0, 9007199254740993, "0")
@@ -302,7 +345,16 @@ def _exact_id_pings(run: ScenarioRun) -> list[Mapping[str, Any]]:
 @check(
     "jsonrpc.answer-ids-exact",
     requirements=["RPC-1", "RPC-4"],
-    level="MUST",
+    clauses=[
+        clause("basic/messages", "Responses MUST include the same ID as the request", "2024-11-05"),
+        clause(
+            "basic/index",
+            "Responses MUST include the same ID as the request",
+            "2025-03-26",
+            "2025-06-18",
+        ),
+        clause("basic/index", "Result responses MUST include the same ID", "2025-11-25"),
+    ],
     revisions=HANDSHAKE,
     spec="basic/index#responses",
     description='Server requests with the ids 0, 9007199254740993 (beyond 2^53) and "0" '
@@ -317,7 +369,7 @@ def answer_ids_exact(run: ScenarioRun) -> Verdict:
         if exact is None:
             near = [a for a in answers if str(a["message"]["id"]).startswith(str(wanted)[:8])]
             shown = ", ".join(repr(a["message"]["id"]) for a in near) or "none"
-            return fail(
+            return violated(
                 f"the ping with id {wanted!r} got no answer under that id (near ids: {shown})",
                 [dict(request), *near[:2]],
             )
@@ -325,23 +377,41 @@ def answer_ids_exact(run: ScenarioRun) -> Verdict:
     return passed("each ping was answered under exactly its own id", evidence)
 
 
-def _file_roots(result: dict[str, Any], evidence: list[dict[str, Any]]) -> Verdict:
-    roots = result.get("roots")
+def _file_roots(answered: Verdict) -> Verdict:
+    """The roots of the answer, well-formed, are those given, each a file:// URI."""
+    roots, evidence = _result_in(answered).get("roots"), answered.evidence
     uris = [r.get("uri") for r in roots if isinstance(r, dict)] if isinstance(roots, list) else []
     if not uris:
-        return fail(
-            "the client answered roots/list with no roots although it was given some", evidence
+        return violated(
+            "the client answered roots/list with no roots although it was given some",
+            evidence,
+            clause="no-roots",
         )
     wrong = [u for u in uris if not (isinstance(u, str) and u.startswith("file://"))]
     if wrong:
-        return fail(f"the root {wrong[0]!r} is not a file:// URI", evidence)
+        return violated(
+            f"the root {wrong[0]!r} is not a file:// URI", evidence, clause="not-file-uri"
+        )
     return passed(f"{len(uris)} roots, every one a file:// URI", evidence)
 
 
 @check(
     "features.roots-answer",
     requirements=["ROOTS", "RPC-4"],
-    level="MUST",
+    clauses=[
+        *_json_rpc(HANDSHAKE),
+        clause("client/roots", "This MUST be a file:// URI", branch="not-file-uri"),
+        silent(
+            "client/roots binds a client to expose roots only with permission, never to "
+            "expose the roots it was given",
+            branch="no-roots",
+        ),
+        silent(
+            "client/roots lets a client answer with an error (Clients SHOULD return standard "
+            "JSON-RPC errors for failure cases)",
+            branch="error-answer",
+        ),
+    ],
     revisions=HANDSHAKE,
     spec="client/roots",
     description="roots/list is answered with a ListRootsResult whose every root is a file:// URI",
@@ -349,13 +419,20 @@ def _file_roots(result: dict[str, Any], evidence: list[dict[str, Any]]) -> Verdi
     trigger=_request_sent("srv-roots"),
 )
 def roots_answer(run: ScenarioRun) -> Verdict:
-    return _must_answer(run, "srv-roots", "ListRootsResult", _file_roots)
+    answered = _answer(run, "srv-roots", "ListRootsResult")
+    return _file_roots(answered) if answered.status is Status.PASS else answered
+
+
+_SAMPLING_REFUSED = (
+    "client/sampling lets a client refuse a sampling request with an error (Clients SHOULD "
+    "return errors for failure cases, a user's rejection among them)"
+)
 
 
 @check(
     "features.sampling-answer",
     requirements=["SAMPLING", "RPC-4"],
-    level="MUST",
+    clauses=[*_json_rpc(HANDSHAKE), silent(_SAMPLING_REFUSED, branch="error-answer")],
     revisions=HANDSHAKE,
     spec="client/sampling",
     description="sampling/createMessage is answered with a well-formed CreateMessageResult",
@@ -363,7 +440,7 @@ def roots_answer(run: ScenarioRun) -> Verdict:
     trigger=_request_sent("srv-sampling"),
 )
 def sampling_answer(run: ScenarioRun) -> Verdict:
-    return _must_answer(run, "srv-sampling", "CreateMessageResult")
+    return _answer(run, "srv-sampling", "CreateMessageResult")
 
 
 def _sampling_tools_declared(run: ScenarioRun) -> bool:
@@ -380,7 +457,15 @@ def _uses_tools(result: Any) -> bool:
 @check(
     "features.sampling-tools-declared",
     requirements=["SAMPLING", "LC-6"],
-    level="MUST",
+    clauses=[
+        *_json_rpc(("2025-11-25",)),
+        clause(
+            "client/sampling",
+            "Clients MUST declare support for tool use",
+            branch="tool-use-undeclared",
+        ),
+        silent(_SAMPLING_REFUSED, branch="error-answer"),
+    ],
     revisions=("2025-11-25",),
     spec="client/sampling#tools-in-sampling",
     description="A sampling request that offers tools is answered with tool use only by a "
@@ -390,7 +475,7 @@ def _uses_tools(result: Any) -> bool:
 )
 def sampling_tools_declared(run: ScenarioRun) -> Verdict:
     if _sampling_tools_declared(run):
-        return _must_answer(run, "srv-sampling-tools", "CreateMessageResult")
+        return _answer(run, "srv-sampling-tools", "CreateMessageResult")
     request = _the(server_request(run, "srv-sampling-tools"), "the tool-enabled sampling request")
     answer = answer_to(run, "srv-sampling-tools")
     if answer is None:
@@ -399,7 +484,11 @@ def sampling_tools_declared(run: ScenarioRun) -> Verdict:
         )
     evidence = [request, answer]
     if _uses_tools(answer["message"].get("result")):
-        return fail("the client answered with tool use without declaring sampling.tools", evidence)
+        return violated(
+            "the client answered with tool use without declaring sampling.tools",
+            evidence,
+            clause="tool-use-undeclared",
+        )
     return passed("without sampling.tools declared, the answer used no tools", evidence)
 
 
@@ -414,7 +503,14 @@ def _broken_history_requests(run: ScenarioRun) -> list[Mapping[str, Any]]:
 @check(
     "features.sampling-tool-history-checked",
     requirements=["SAMPLING"],
-    level="SHOULD",
+    clauses=[
+        *_json_rpc(("2025-11-25",)),
+        clause(
+            "client/sampling",
+            "Clients SHOULD return errors for common failure cases",
+            branch="not-refused",
+        ),
+    ],
     revisions=("2025-11-25",),
     spec="client/sampling#error-handling",
     description="A client that declared sampling.tools answers a sampling request whose tool "
@@ -431,12 +527,16 @@ def sampling_tool_history_checked(run: ScenarioRun) -> Verdict:
     for request_id, request in zip(_BROKEN_HISTORIES, _broken_history_requests(run), strict=True):
         answer = answer_to(run, request_id)
         if answer is None:
-            return fail(f"the client never answered {request_id}", [*evidence, dict(request)])
+            return violated(f"the client never answered {request_id}", [*evidence, dict(request)])
         evidence += [dict(request), answer]
         error = answer["message"].get("error")
         code = error.get("code") if isinstance(error, dict) else None
         if not same_json(code, -32602):
-            return warn(f"{request_id} was answered with {answer['message']}, not -32602", evidence)
+            return violated(
+                f"{request_id} was answered with {answer['message']}, not -32602",
+                evidence,
+                clause="not-refused",
+            )
     return passed("both broken tool histories were refused with -32602", evidence)
 
 
@@ -461,7 +561,18 @@ def _client_answers(run: ScenarioRun) -> list[Mapping[str, Any]]:
 @check(
     "jsonrpc.answers-well-formed",
     requirements=["RPC-4"],
-    level="MUST",
+    clauses=[
+        *_json_rpc(HANDSHAKE),
+        clause("basic/messages", "Either a result or an error MUST be set", "2024-11-05"),
+        clause("basic/messages", "A response MUST NOT set both", "2024-11-05"),
+        clause("basic/messages", "Error codes MUST be integers", "2024-11-05"),
+        clause("basic/index", "Either a result or an error MUST be set", *HANDSHAKE[1:3]),
+        clause("basic/index", "A response MUST NOT set both", *HANDSHAKE[1:3]),
+        clause("basic/index", "errors MUST include an error code and message", *HANDSHAKE[1:3]),
+        clause("basic/index", "Result responses MUST include a result field", "2025-11-25"),
+        clause("basic/index", "Error responses MUST include an error field", "2025-11-25"),
+        clause("basic/index", "Error codes MUST be integers", *HANDSHAKE[1:]),
+    ],
     revisions=HANDSHAKE,
     spec="basic/index#responses",
     description="Every answer to a server request has exactly one of result and error, an error an integer code and a message",
@@ -472,18 +583,24 @@ def _client_answers(run: ScenarioRun) -> list[Mapping[str, Any]]:
 def answers_well_formed(run: ScenarioRun) -> Verdict:
     invalid = _invalid_answers(run)
     if invalid:
-        return fail(
+        return violated(
             f"an answer is no valid JSON-RPC response: {invalid[0].get('reason')}", invalid[:1]
         )
     answers = [dict(a) for a in _client_answers(run)]
     for entry in answers:
         problem = _shape_problem(entry["message"])
         if problem is not None:
-            return fail(f"an answer is malformed: {problem}", [entry])
+            return violated(f"an answer is malformed: {problem}", [entry])
     return passed(f"{len(answers)} answers, each well-formed", answers[:4])
 
 
 # -- cancellation -------------------------------------------------------------------------------
+
+LIFECYCLE = "basic/lifecycle"
+CANCELLATION = "basic/utilities/cancellation"
+CANCELLATION_2026 = "basic/patterns/cancellation"
+_IN_FLIGHT_ONLY = "Cancellation notifications MUST only reference requests that"
+_RACES = "Both parties MUST handle these race conditions gracefully"
 
 
 def _calls_in(entries: Entries, tool: str) -> list[dict[str, Any]]:
@@ -550,7 +667,27 @@ async def cancel_and_race(session: Session) -> None:
 @check(
     "features.timeout-cancels",
     requirements=["LC-9", "CANCEL"],
-    level="SHOULD",
+    clauses=[
+        clause(LIFECYCLE, "the sender SHOULD issue a cancellation notification", *HANDSHAKE[1:]),
+        clause(CANCELLATION_2026, "the sender SHOULD cancel the request and stop", *STATELESS),
+        clause(
+            LIFECYCLE,
+            "SDKs and other middleware SHOULD allow these timeouts",
+            *HANDSHAKE[1:],
+            branch="timeout-ignored",
+        ),
+        clause(
+            CANCELLATION_2026,
+            "SDKs and other middleware SHOULD allow these timeouts",
+            *STATELESS,
+            branch="timeout-ignored",
+        ),
+        silent(
+            "no sentence says how a client reports a request its own time-out ended to its "
+            "caller: that is its API",
+            branch="misreported",
+        ),
+    ],
     revisions=(*HANDSHAKE[1:], *STATELESS),
     spec="basic/lifecycle#timeouts",
     description="A request that times out (the caller's timeout=) is reported as a time-out "
@@ -564,17 +701,26 @@ def timeout_cancels(run: ScenarioRun) -> Verdict:
     evidence = [request, *op_evidence(operation)]
     error = operation.error
     if error is None:
-        return fail("a call the server never answered was reported as a success", evidence)
+        return violated(
+            "a call the server never answered was reported as a success",
+            evidence,
+            clause="misreported",
+        )
     if operation.hung:
-        return warn(
+        return violated(
             f"the client ignored the caller's time-out: the call hung until the harness gave "
             f"up after {operation.seconds:.1f} s",
             evidence,
+            clause="timeout-ignored",
         )
     if error.get("kind") != "timeout":
-        return warn(f"the time-out was not reported as one: {_failure(operation)}", evidence)
+        return violated(
+            f"the time-out was not reported as one: {_failure(operation)}",
+            evidence,
+            clause="misreported",
+        )
     return cancelled_by_notification(
-        run, "hang", warn, what="the timed-out request", context=op_evidence(operation)
+        run, "hang", violated, what="the timed-out request", context=op_evidence(operation)
     )
 
 
@@ -589,7 +735,26 @@ def _the_operation(run: ScenarioRun, op: str, first_arg: Any) -> Operation:
 @check(
     "features.cancel-notifies",
     requirements=["CANCEL", "HT-5"],
-    level="SHOULD",
+    clauses=[
+        silent(
+            "before 2026-07-28 cancelling is optional ('Either side can send a cancellation "
+            "notification'); only Streamable HTTP asks a client to cancel by notification",
+            *HANDSHAKE,
+        ),
+        clause(CANCELLATION_2026, "A client SHOULD send a cancellation notification", *STATELESS),
+        clause(
+            "basic/transports",
+            "To cancel, the client SHOULD explicitly send an MCP CancelledNotification",
+            *HANDSHAKE[1:],
+            branch="streamable-http",
+        ),
+        silent(
+            "at 2026-07-28 closing a request's stream is its cancellation on Streamable HTTP; "
+            "no notifications/cancelled is expected there",
+            *STATELESS,
+            branch="streamable-http",
+        ),
+    ],
     spec="basic/utilities/cancellation",
     description="Abandoning a call (cancelling the task that awaits it) sends "
     "notifications/cancelled with that request's id",
@@ -597,13 +762,24 @@ def _the_operation(run: ScenarioRun, op: str, first_arg: Any) -> Operation:
     trigger=client_sent("tools/call", name="slow"),
 )
 def cancel_notifies(run: ScenarioRun) -> Verdict:
-    return cancelled_by_notification(run, "slow", warn)
+    if run.transport == "http":
+        return cancelled_by_notification(run, "slow", partial(violated, clause="streamable-http"))
+    return cancelled_by_notification(run, "slow", violated)
 
 
 @check(
     "features.cancel-only-in-flight",
     requirements=["CANCEL", "LC-8"],
-    level="MUST",
+    clauses=[
+        clause(CANCELLATION, _IN_FLIGHT_ONLY, *HANDSHAKE),
+        clause(CANCELLATION_2026, _IN_FLIGHT_ONLY, *STATELESS),
+        clause(
+            CANCELLATION,
+            "The initialize request MUST NOT be cancelled by clients",
+            *HANDSHAKE,
+            branch="initialize",
+        ),
+    ],
     spec="basic/utilities/cancellation",
     description="Every notifications/cancelled names a request the client sent and had no "
     "response to yet (never initialize)",
@@ -630,12 +806,16 @@ def cancel_only_in_flight(run: ScenarioRun) -> Verdict:
         if request is None:
             if overtaken(run, cancel):
                 continue  # sent after its request, on another connection: in flight
-            return fail(f"the client cancelled {named!r}, a request it never sent", [cancel])
+            return violated(f"the client cancelled {named!r}, a request it never sent", [cancel])
         if request["message"].get("method") == "initialize":
-            return fail("the client cancelled its initialize request", [request, cancel])
+            return violated(
+                "the client cancelled its initialize request",
+                [request, cancel],
+                clause="initialize",
+            )
         response = response_to(run, request)
         if response is not None and response["seq"] < cancel["seq"]:
-            return fail(
+            return violated(
                 f"the client cancelled {named!r} after its response had arrived",
                 [request, response, cancel],
             )
@@ -666,7 +846,15 @@ def _late_response_after_cancel(run: ScenarioRun) -> list[Mapping[str, Any]]:
 @check(
     "features.cancel-races-survived",
     requirements=["CANCEL"],
-    level="MUST",
+    # Before 2026-07-28 the call also follows the server's cancellation of an id the client
+    # never saw ("Invalid cancellation notifications SHOULD be ignored"). The client cannot
+    # tell that id from one it has already answered, whose cancellation crossed its answer:
+    # the race both parties MUST handle. Nor can the transcript tell which of the two broke
+    # the call (both come before it), so the check rests on the MUST.
+    clauses=[
+        clause(CANCELLATION, _RACES, *HANDSHAKE),
+        clause(CANCELLATION_2026, _RACES, *STATELESS),
+    ],
     spec="basic/utilities/cancellation#timing-considerations",
     description="A response arriving after the client cancelled its request, and (before "
     "2026-07-28) a notifications/cancelled for an id the client never saw, are ignored: the "
@@ -684,9 +872,9 @@ def cancel_races(run: ScenarioRun) -> Verdict:
         return missing(run, "a tools/call of add after the late response")
     evidence = [*race, *op_evidence(operation)]
     wrong = _surfaced_wrong(operation, "content", THREE)
-    if wrong is not None:
-        return fail(f"after the races the next call did not work: {wrong}", evidence)
-    return passed("the late response was ignored: the next call worked", evidence)
+    if wrong is None:
+        return passed("the late response was ignored: the next call worked", evidence)
+    return violated(f"after the races the next call did not work: {wrong}", evidence)
 
 
 # -- progress -----------------------------------------------------------------------------------
@@ -707,6 +895,10 @@ def _token(entry: Mapping[str, Any]) -> Any:
     return meta.get("progressToken") if isinstance(meta, dict) else None
 
 
+PROGRESS = "basic/utilities/progress"
+PROGRESS_2026 = "basic/patterns/progress"
+
+
 def _two_work_calls(run: ScenarioRun) -> list[Mapping[str, Any]]:
     calls: list[Mapping[str, Any]] = list(tool_calls(run, "work"))
     return calls if len(calls) >= 2 else []
@@ -715,7 +907,12 @@ def _two_work_calls(run: ScenarioRun) -> list[Mapping[str, Any]]:
 @check(
     "features.progress-tokens",
     requirements=["PROG"],
-    level="MUST",
+    clauses=[
+        clause(PROGRESS, "Progress tokens MUST be a string or integer value", *HANDSHAKE),
+        clause(PROGRESS, "MUST be unique across all active requests", *HANDSHAKE),
+        clause(PROGRESS_2026, "Progress tokens MUST be a string or integer value", *STATELESS),
+        clause(PROGRESS_2026, "MUST be unique across all active requests", *STATELESS),
+    ],
     spec="basic/utilities/progress",
     description="A call asking for progress carries a string or integer progressToken, "
     "unique among the requests in flight",
@@ -729,17 +926,22 @@ def progress_tokens(run: ScenarioRun) -> Verdict:
     tokens = [_token(e) for e in sent]
     for token, entry in zip(tokens, sent, strict=True):
         if isinstance(token, bool) or not isinstance(token, (str, int)):
-            return fail(f"the progressToken {token!r} is not a string or an integer", [entry])
+            return violated(f"the progressToken {token!r} is not a string or an integer", [entry])
     for index, token in enumerate(tokens):
         if any(same_json(token, other) for other in tokens[index + 1 :]):
-            return fail(f"two requests in flight share a progressToken: {tokens!r}", sent)
+            return violated(f"two requests in flight share a progressToken: {tokens!r}", sent)
     return passed(f"progress tokens {tokens!r}: valid and distinct", sent)
 
 
 @check(
     "features.progress-accepted",
     requirements=["PROG"],
-    level="MUST",
+    clauses=[
+        silent(
+            "the progress page lets the server send fractional progress and total (a MAY of "
+            "the sender) but binds the client to nothing about receiving them"
+        )
+    ],
     spec="basic/utilities/progress",
     description="Fractional progress and total (with a message from 2025-03-26) are accepted: both calls "
     "complete with their results",
@@ -753,7 +955,7 @@ def progress_accepted(run: ScenarioRun) -> Verdict:
     for operation in calls:
         wrong = _surfaced_wrong(operation, "content", [{"type": "text", "text": "worked"}])
         if wrong is not None:
-            return fail(f"a call with fractional progress did not complete: {wrong}", evidence)
+            return violated(f"a call with fractional progress did not complete: {wrong}", evidence)
     return passed("both calls completed after fractional progress with messages", evidence)
 
 
@@ -789,7 +991,12 @@ async def connect_log_and_call(session: Session) -> None:
 @check(
     "features.log-messages-accepted",
     requirements=["LOG"],
-    level="MUST",
+    clauses=[
+        silent(
+            "server/utilities/logging binds the server (to declare logging, and what it may "
+            "send), never the client to accept log messages at any time"
+        )
+    ],
     spec="server/utilities/logging",
     description="notifications/message at any time (ahead of the initialize response, on its "
     "own, ahead of a response; in 2026-07-28 on a request's stream) breaks nothing",
@@ -805,17 +1012,29 @@ def log_messages(run: ScenarioRun) -> Verdict:
     for other in run.operations:
         failure = _failure(other)
         if failure is not None:
-            return fail(f"{other.op} broke after log messages: {failure}", evidence)
+            return violated(f"{other.op} broke after log messages: {failure}", evidence)
     wrong = _surfaced_wrong(operation, "content", THREE)
     if wrong is not None:
-        return fail(f"the call after log messages did not work: {wrong}", evidence)
+        return violated(f"the call after log messages did not work: {wrong}", evidence)
     return passed(f"{len(notices)} log messages, and the session went on", evidence)
 
 
 @check(
     "features.set-level-only-if-declared",
     requirements=["LOG", "LC-7"],
-    level="MUST",
+    # The list item "Only use capabilities that were successfully negotiated".
+    clauses=[
+        clause(
+            "basic/lifecycle",
+            "Both parties SHOULD: - Respect the negotiated protocol version",
+            *HANDSHAKE[:2],
+        ),
+        clause(
+            "basic/lifecycle",
+            "Both parties MUST: - Respect the negotiated protocol version",
+            *HANDSHAKE[2:],
+        ),
+    ],
     revisions=HANDSHAKE,
     spec="server/utilities/logging#capabilities",
     description="logging/setLevel is never sent to a server that did not declare logging "
@@ -866,9 +1085,16 @@ def _first_page_with_cursor(method: str) -> Trigger:
     return trigger(f"the server answered {method} with a nextCursor", find)
 
 
+PAGINATION = "server/utilities/pagination"
+_CURSORS_OPAQUE = "Clients MUST treat cursors as opaque tokens"
+# The list item "Support both paginated and non-paginated flows".
+_PAGINATION_SUPPORTED = "Clients SHOULD: - Treat a missing nextCursor"
+
+
 def _paged_verdict(run: ScenarioRun, method: str, op: str, key: str) -> Verdict | None:
-    """FAIL unless the client sent the first page's nextCursor back verbatim and surfaced
-    the items of every page; None when it did.
+    """The violation unless the client sent the first page's nextCursor back verbatim
+    (the check's own branch if it sent another cursor, "next-page" if it asked for no
+    next page) and surfaced the items of every page ("not-surfaced"); None when it did.
 
     A client may list more than once (at connect, to fill a cache, and again when its
     application asks): the pages are told apart by the cursor that asked for them, and
@@ -890,19 +1116,23 @@ def _paged_verdict(run: ScenarioRun, method: str, op: str, key: str) -> Verdict 
     first = next((p for p, cursor in zip(pages, sent, strict=True) if cursor is None), None)
     cursor = result_of(response_to(run, first)).get("nextCursor") if first is not None else None
     if cursor is None or not any(same_json(cursor, seen) for seen in asked):
-        return fail(
-            f"{method} did not send the cursor {cursor!r} back verbatim: {sent!r}", evidence
-        )
+        reason = f"{method} did not send the cursor {cursor!r} back verbatim: {sent!r}"
+        if any(seen is not None for seen in asked):
+            return violated(reason, evidence)  # a cursor, not the one it was given
+        return violated(reason, evidence, clause="next-page")
     wrong = _surfaced_wrong(operation, key, every_item)
     if wrong is not None:
-        return fail(f"{op} did not surface every page intact: {wrong}", evidence)
+        return violated(
+            f"{op} did not surface every page intact: {wrong}", evidence, clause="not-surfaced"
+        )
     return None
 
 
 def _surfaced_intact(
     run: ScenarioRun, request: Mapping[str, Any] | None, operation: Operation | None, key: str
 ) -> Verdict | None:
-    """FAIL unless the operation surfaced the server's `key` of its answer intact."""
+    """The violation ("not-surfaced") unless the operation surfaced the server's `key` of
+    its answer intact."""
     response = response_to(run, request) if request is not None else None
     if request is None or response is None or operation is None:
         return missing(run, f"an answered request for {key}")
@@ -910,7 +1140,9 @@ def _surfaced_intact(
     sent = (response["message"].get("result") or {}).get(key)
     wrong = _surfaced_wrong(operation, key, sent)
     if wrong is not None:
-        return fail(f"the {key} were not surfaced intact: {wrong}", evidence)
+        return violated(
+            f"the {key} were not surfaced intact: {wrong}", evidence, clause="not-surfaced"
+        )
     return None
 
 
@@ -922,13 +1154,13 @@ def _not_found_verdict(
     evidence = [dict(request), *op_evidence(operation)]
     error = operation.error or {}
     if operation.ok:
-        return fail(f"the not-found error of {what} was surfaced as a result", evidence)
+        return violated(f"the not-found error of {what} was surfaced as a result", evidence)
     if not operation.reported:
-        return fail(
+        return violated(
             f"the not-found error of {what} was never surfaced: {_failure(operation)}", evidence
         )
     if error.get("kind") != "protocol" or not any(same_json(error.get("code"), c) for c in codes):
-        return fail(
+        return violated(
             f"the not-found error of {what} was surfaced as {error.get('kind')} error "
             f"{error.get('code')}, not as protocol error {codes[0]}",
             evidence,
@@ -939,7 +1171,15 @@ def _not_found_verdict(
 @check(
     "features.resources-listed-and-read",
     requirements=["RES", "TL-1"],
-    level="MUST",
+    clauses=[
+        clause(PAGINATION, _CURSORS_OPAQUE),
+        clause(PAGINATION, _PAGINATION_SUPPORTED, branch="next-page"),
+        silent(
+            "no sentence binds a client to surface to its caller what it was answered: "
+            "that is its API",
+            branch="not-surfaced",
+        ),
+    ],
     spec="server/resources",
     description="resources/list follows nextCursor verbatim and surfaces every page; "
     "resources/read surfaces the contents intact",
@@ -965,7 +1205,12 @@ def resources_listed_and_read(run: ScenarioRun) -> Verdict:
 @check(
     "features.resource-not-found",
     requirements=["RES", "RPC-7"],
-    level="MUST",
+    clauses=[
+        silent(
+            "server/resources#error-handling binds the server to its not-found code; no "
+            "sentence binds the client to surface it as a protocol error with that code"
+        )
+    ],
     spec="server/resources#error-handling",
     description="A resource-not-found error (-32002; -32602 from 2026-07-28) to resources/read "
     "is surfaced as a protocol error with its code",
@@ -982,7 +1227,7 @@ def resource_not_found(run: ScenarioRun) -> Verdict:
 @check(
     "features.legacy-not-found-accepted",
     requirements=["RES", "RPC-7"],
-    level="SHOULD",
+    clauses=[clause("server/resources", "clients SHOULD also accept -32002")],
     revisions=STATELESS,
     spec="server/resources#error-handling",
     description="2026: a resources/read refused with the pre-2026 code -32002 is still surfaced "
@@ -995,14 +1240,16 @@ def legacy_not_found_accepted(run: ScenarioRun) -> Verdict:
     read = _the_operation(run, "read_resource", GONE_URI)
     surfaced = _not_found_verdict(request, read, (-32002,), "resources/read")
     if surfaced.status is not Status.PASS:
-        return warn(surfaced.reason, surfaced.evidence)
+        return violated(surfaced.reason, surfaced.evidence)
     after = operations_with(run, "get_prompt", "greet")[1:2]  # the get that follows the -32002 read
     evidence = [request, *op_evidence(read, *after)]
     if not after:
         return missing(run, "a prompts/get after the -32002 error")
     failure = _failure(after[0])
     if failure is not None:
-        return warn(f"after the -32002 error the next request did not work: {failure}", evidence)
+        return violated(
+            f"after the -32002 error the next request did not work: {failure}", evidence
+        )
     return passed(
         "-32002 was surfaced as a not-found protocol error and the client went on", evidence
     )
@@ -1011,7 +1258,20 @@ def legacy_not_found_accepted(run: ScenarioRun) -> Verdict:
 @check(
     "features.prompts-listed-and-got",
     requirements=["PROMPTS", "TL-1"],
-    level="MUST",
+    clauses=[
+        clause(PAGINATION, _CURSORS_OPAQUE),
+        clause(PAGINATION, _PAGINATION_SUPPORTED, branch="next-page"),
+        clause(
+            "server/prompts",
+            "Clients SHOULD handle pagination for large prompt lists",
+            branch="next-page",
+        ),
+        silent(
+            "no sentence binds a client to surface to its caller what it was answered: "
+            "that is its API",
+            branch="not-surfaced",
+        ),
+    ],
     spec="server/prompts",
     description="prompts/list follows nextCursor verbatim and surfaces every page; "
     "prompts/get sends the arguments and surfaces the messages intact",
@@ -1037,7 +1297,12 @@ def prompts_listed_and_got(run: ScenarioRun) -> Verdict:
 @check(
     "features.prompt-not-found",
     requirements=["PROMPTS", "RPC-7"],
-    level="MUST",
+    clauses=[
+        silent(
+            "server/prompts#error-handling binds the server to return -32602; no sentence "
+            "binds the client to surface it as a protocol error with that code"
+        )
+    ],
     spec="server/prompts#error-handling",
     description="An unknown-prompt error (-32602) to prompts/get is surfaced as a protocol error with its code",
     feature="prompts",
@@ -1051,11 +1316,26 @@ def prompt_not_found(run: ScenarioRun) -> Verdict:
 
 # -- elicitation ---------------------------------------------------------------------------------
 
+ELICIT_PAGE = "client/elicitation"
+_MODELESS_IS_FORM = "Clients MUST treat requests without a mode field"
+
 
 @check(
     "features.elicitation-answer",
     requirements=["ELICIT", "RPC-4"],
-    level="MUST",
+    clauses=[
+        *_json_rpc(HANDSHAKE[2:]),
+        clause(ELICIT_PAGE, _MODELESS_IS_FORM, "2025-11-25"),
+        silent(
+            "client/elicitation of 2025-06-18 says nothing of how a client answers, and a "
+            "client may refuse a request with an error",
+            "2025-06-18",
+            branch="error-answer",
+        ),
+        # A client that treats the request as the form-mode request it is answers with
+        # an ElicitResult (a user's decline is an action, not an error).
+        clause(ELICIT_PAGE, _MODELESS_IS_FORM, "2025-11-25", branch="error-answer"),
+    ],
     revisions=HANDSHAKE[2:],
     spec="client/elicitation",
     description="elicitation/create (without a mode: form mode) is answered with a "
@@ -1064,13 +1344,16 @@ def prompt_not_found(run: ScenarioRun) -> Verdict:
     trigger=_request_sent("srv-elicit"),
 )
 def elicitation_answer(run: ScenarioRun) -> Verdict:
-    return _must_answer(run, "srv-elicit", "ElicitResult")
+    return _answer(run, "srv-elicit", "ElicitResult")
 
 
 @check(
     "features.elicitation-undeclared-mode",
     requirements=["ELICIT"],
-    level="MUST",
+    clauses=[
+        *_json_rpc(("2025-11-25",)),
+        clause(ELICIT_PAGE, "Clients MUST return standard JSON-RPC errors"),
+    ],
     revisions=("2025-11-25",),
     spec="client/elicitation#error-handling",
     description="A URL-mode elicitation to a client that declared only form mode is "
@@ -1092,7 +1375,7 @@ def elicitation_undeclared_mode(run: ScenarioRun) -> Verdict:
     error = answer["message"].get("error")
     code = error.get("code") if isinstance(error, dict) else None
     if not same_json(code, -32602) or "result" in answer["message"]:
-        return fail(
+        return violated(
             f"the undeclared mode was answered with {answer['message']!r}, not error -32602",
             evidence,
         )
@@ -1102,7 +1385,11 @@ def elicitation_undeclared_mode(run: ScenarioRun) -> Verdict:
 @check(
     "features.elicitation-complete-unknown-ignored",
     requirements=["ELICIT"],
-    level="MUST",
+    clauses=[
+        clause(
+            ELICIT_PAGE, "MUST ignore notifications referencing unknown or already-completed IDs"
+        )
+    ],
     revisions=("2025-11-25",),
     spec="client/elicitation#url-mode-elicitation-requests",
     description="notifications/elicitation/complete for an unknown elicitation id is ignored: "
@@ -1118,7 +1405,7 @@ def elicitation_complete_unknown(run: ScenarioRun) -> Verdict:
     evidence = [notice, *op_evidence(operation)]
     wrong = _surfaced_wrong(operation, "content", [{"type": "text", "text": "done"}])
     if wrong is not None:
-        return fail(
+        return violated(
             f"the call did not complete after an unknown elicitation/complete: {wrong}", evidence
         )
     return passed("the unknown elicitation/complete was ignored: the call completed", evidence)
@@ -1165,7 +1452,10 @@ async def list_wait_and_add(session: Session) -> None:
 @check(
     "features.batch-accepted",
     requirements=["RPC-6b", "PING"],
-    level="MUST",
+    clauses=[
+        clause("basic/index", "MUST support receiving JSON-RPC batches"),
+        clause(PING, _PING_ANSWERED),
+    ],
     revisions=("2025-03-26",),
     spec="basic/index#batching",
     description="A JSON-RPC batch from the server (a notification and a ping) is accepted: "
@@ -1186,16 +1476,18 @@ def batch_accepted(run: ScenarioRun) -> Verdict:
         None,
     )
     if answer is None:
-        return fail("the ping inside the batch was never answered", [batch])
+        return violated("the ping inside the batch was never answered", [batch])
     if not is_empty_result(answer["message"].get("result")):
-        return fail(f"the batched ping was answered with {answer['message']!r}", [batch, answer])
+        return violated(
+            f"the batched ping was answered with {answer['message']!r}", [batch, answer]
+        )
     operation = first_operation(run, "call_tool", "add")
     if operation is None:
         return missing(run, "a tools/call of add after the batch")
     evidence = [batch, answer, *op_evidence(operation)]
     wrong = _surfaced_wrong(operation, "content", THREE)
     if wrong is not None:
-        return fail(f"the call after the batch did not work: {wrong}", evidence)
+        return violated(f"the call after the batch did not work: {wrong}", evidence)
     return passed("the batch was accepted, its ping answered, and the session went on", evidence)
 
 

@@ -2,21 +2,22 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from harness.judging import (
     Verdict,
     asked,
     check,
+    clause,
     client_sent,
-    fail,
     not_applicable,
     passed,
+    silent,
     skip,
     trigger,
     unread_initialized,
-    warn,
+    violated,
 )
 from harness.protocol import same_json, validate
 from harness.running import Scenario, ScenarioRun, Session
@@ -68,7 +69,10 @@ def _requests_other_than_ping(entries: list[dict[str, Any]]) -> list[dict[str, A
 @check(
     "lifecycle.initialize-first",
     requirements=["LC-1"],
-    level="MUST",
+    clauses=[
+        clause(LIFECYCLE, "The initialization phase MUST be the first interaction"),
+        clause(LIFECYCLE, "The client MUST initiate this phase by sending"),
+    ],
     revisions=HANDSHAKE,
     spec=LIFECYCLE + "#initialization",
     description="The first message is an initialize request with protocolVersion, capabilities and clientInfo",
@@ -85,12 +89,14 @@ def initialize_first(run: ScenarioRun) -> Verdict:
     messages = [m for m in run.client_messages() if m not in probes]
     if not messages:
         if operation.ok:
-            return fail("connect reported success, but the client never sent initialize", connect)
+            return violated(
+                "connect reported success, but the client never sent initialize", connect
+            )
         return missing(run, "a client message")  # connect failed or hung first: BLOCKED by it
     first = messages[0]
     if first["message"].get("method") != "initialize":
         what = first["message"].get("method", "a response")
-        return fail(f"the first message was {what!r}, not initialize", [first, *connect])
+        return violated(f"the first message was {what!r}, not initialize", [first, *connect])
     # Over Streamable HTTP a GET stream or a DELETE is an interaction too: before the
     # initialize, it comes first (a stream the server has no session for yet).
     ahead = [
@@ -99,21 +105,29 @@ def initialize_first(run: ScenarioRun) -> Verdict:
         if run.transport == "http" and e.get("method") != "POST" and e["seq"] < first["seq"]
     ]
     if ahead:
-        return fail(
+        return violated(
             f"the client's first interaction was an HTTP {ahead[0].get('method')}, "
             "before its initialize request",
             [ahead[0], first, *connect],
         )
     problems = validate(first["message"], run.revision, "client")
     if problems:
-        return fail(f"the initialize request is malformed: {problems[0]}", [first, *connect])
+        return violated(f"the initialize request is malformed: {problems[0]}", [first, *connect])
     return passed("initialize came first and is well-formed", [first, *connect])
 
 
 @check(
     "lifecycle.initialized-notification",
     requirements=["LC-4"],
-    level="MUST",
+    clauses=[
+        clause(LIFECYCLE, "the client MUST send an initialized notification"),
+        silent(
+            "the page orders no client request after the initialized notification: the "
+            "client's rule is to wait for the initialize response (a SHOULD NOT), and the "
+            "rule about the notification's arrival binds the server",
+            branch="request-before-initialized",
+        ),
+    ],
     revisions=HANDSHAKE,
     spec=LIFECYCLE + "#initialization",
     description="After the initialize response the client sends notifications/initialized before other requests",
@@ -131,7 +145,7 @@ def initialized_sent(run: ScenarioRun) -> Verdict:
         unreadable = unread_initialized(run, response["seq"])
         if unreadable:
             return judged_elsewhere(run, unreadable)
-        return fail(
+        return violated(
             "no notifications/initialized after the initialize response",
             [init, response, *later[:3]],
         )
@@ -144,9 +158,10 @@ def initialized_sent(run: ScenarioRun) -> Verdict:
         sure = keeps_order(run) or _answered_before(run, request, notice)
         (early if sure else crossed).append(request)
     if early:
-        return fail(
+        return violated(
             f"{early[0]['message']['method']} was sent before notifications/initialized",
             [init, response, *early, notice],
+            clause="request-before-initialized",
         )
     methods = ", ".join(str(m["message"]["method"]) for m in crossed)
     also = f"; {methods} crossed it on another connection" if crossed else ""
@@ -166,7 +181,7 @@ def _answered_before(
 @check(
     "lifecycle.no-request-before-initialize-response",
     requirements=["LC-5"],
-    level="SHOULD",
+    clauses=[clause(LIFECYCLE, "The client SHOULD NOT send requests other than")],
     revisions=HANDSHAKE,
     spec=LIFECYCLE + "#initialization",
     description="No request other than ping goes out before the initialize response arrives",
@@ -179,7 +194,7 @@ def nothing_before_init_response(run: ScenarioRun) -> Verdict:
         [m for m in run.client_messages() if init["seq"] < m["seq"] < response["seq"]]
     )
     if early:
-        return warn(
+        return violated(
             f"{early[0]['message']['method']} was sent before the initialize response",
             [init, *early, response],
         )
@@ -189,7 +204,12 @@ def nothing_before_init_response(run: ScenarioRun) -> Verdict:
 @check(
     "lifecycle.initialize-not-cancelled",
     requirements=["LC-8"],
-    level="MUST",
+    clauses=[
+        clause(
+            "basic/utilities/cancellation",
+            "The initialize request MUST NOT be cancelled by clients",
+        )
+    ],
     revisions=HANDSHAKE,
     spec="basic/utilities/cancellation",
     description="The client never cancels its initialize request, even when the answer is slow",
@@ -200,14 +220,16 @@ def initialize_not_cancelled(run: ScenarioRun) -> Verdict:
     init, response = initialize_exchange(run) or ({}, {})
     for notice in cancellations(run):
         if same_id(cancelled_id(notice), init["message"].get("id")):
-            return fail("the client cancelled its initialize request", [init, notice, response])
+            return violated("the client cancelled its initialize request", [init, notice, response])
     return passed("the slow initialize was awaited, not cancelled", [init, response])
 
 
 @check(
     "lifecycle.unsupported-version-disconnect",
     requirements=["LC-3"],
-    level="SHOULD",
+    # The schema page's InitializeResult says "MUST disconnect" from 2025-06-18; the
+    # lifecycle page's SHOULD is the prose, whose word wins.
+    clauses=[clause(LIFECYCLE, "version in the server's response, it SHOULD disconnect")],
     revisions=HANDSHAKE,
     spec=LIFECYCLE + "#version-negotiation",
     description="When the server answers with a version the client does not support, the client disconnects",
@@ -220,15 +242,17 @@ def unsupported_version(run: ScenarioRun) -> Verdict:
     evidence = [init, response, *after[:3], *op_evidence(connect)]
     if after:
         what = after[0]["message"].get("method", "a response")
-        return warn(
+        return violated(
             f"the client went on with {what} after the server chose version 1999-01-01", evidence
         )
     if connect is None or connect.ok:
-        return warn("the client reported a successful connection at version 1999-01-01", evidence)
+        return violated(
+            "the client reported a successful connection at version 1999-01-01", evidence
+        )
     if connect.hung:
         # It neither went on nor disconnected: it stayed connected, waiting, until the
         # harness gave up. Not disconnecting is what the SHOULD is about, so it is judged.
-        return warn("connect hung after the server chose version 1999-01-01", evidence)
+        return violated("connect hung after the server chose version 1999-01-01", evidence)
     crashed = hung_or_crashed(connect)  # a driver that died reported nothing
     if crashed is not None:
         return crashed
@@ -238,30 +262,30 @@ def unsupported_version(run: ScenarioRun) -> Verdict:
 @check(
     "lifecycle.negotiated-capabilities-only",
     requirements=["LC-7"],
-    level="MUST",
+    clauses=[clause(LIFECYCLE, "Both parties MUST")],  # "- Only use capabilities that were ..."
     revisions=HANDSHAKE[2:],
     spec=LIFECYCLE + "#capability-negotiation",
     description="The client does not call tools/list on a server that declared no tools capability",
     trigger=asked("list_tools"),
 )
 def negotiated_capabilities(run: ScenarioRun) -> Verdict:
-    return _capabilities_verdict(run, fail)
+    return _capabilities_verdict(run)
 
 
 @check(
     "lifecycle.negotiated-capabilities-only-early",
     requirements=["LC-7"],
-    level="SHOULD",
+    clauses=[clause(LIFECYCLE, "Both parties SHOULD")],  # "- Only use capabilities that were ..."
     revisions=HANDSHAKE[:2],
     spec=LIFECYCLE + "#capability-negotiation",
     description="The client does not call tools/list on a server that declared no tools capability",
     trigger=asked("list_tools"),
 )
 def negotiated_capabilities_early(run: ScenarioRun) -> Verdict:
-    return _capabilities_verdict(run, warn)
+    return _capabilities_verdict(run)
 
 
-def _capabilities_verdict(run: ScenarioRun, violation: Callable[..., Verdict]) -> Verdict:
+def _capabilities_verdict(run: ScenarioRun) -> Verdict:
     """The harness asked for the tools of a server that declared no tools capability: the
     client must not send tools/list (a refused one was sent all the same)."""
     negotiated = list(initialize_exchange(run) or ())
@@ -269,7 +293,7 @@ def _capabilities_verdict(run: ScenarioRun, violation: Callable[..., Verdict]) -
     listed = run.requests("tools/list")
     if listed:
         why = "the client sent tools/list although the server declared no tools capability"
-        return violation(why, [*negotiated, *listed, *op_evidence(operation)])
+        return violated(why, [*negotiated, *listed, *op_evidence(operation)])
     assert operation is not None  # the trigger
     unreported = hung_or_crashed(operation)
     if unreported is not None:
@@ -301,7 +325,15 @@ def _declared(run: ScenarioRun) -> tuple[dict[str, Any], dict[str, Any]]:
 @check(
     "lifecycle.declares-client-features",
     requirements=["LC-6", "ROOTS", "SAMPLING", "ELICIT"],
-    level="MUST",
+    clauses=[
+        clause("client/roots", "Clients that support roots MUST declare the"),
+        clause("client/sampling", "Clients that support sampling MUST declare the"),
+        clause(
+            "client/elicitation",
+            "Clients that support elicitation MUST declare the",
+            *HANDSHAKE[HANDSHAKE.index(_FEATURE_SINCE["elicitation"]) :],
+        ),
+    ],
     revisions=HANDSHAKE,
     spec="client/roots#capabilities",
     description="A client that supports roots, sampling or elicitation (and has answers for "
@@ -323,7 +355,7 @@ def declares_client_features(run: ScenarioRun) -> Verdict:
         return skip("the client supports none of roots, sampling and elicitation")
     absent = [name for name in expected if not isinstance(capabilities.get(name), dict)]
     if absent:
-        return fail(f"the client supports {', '.join(absent)} but did not declare it", [init])
+        return violated(f"the client supports {', '.join(absent)} but did not declare it", [init])
     return passed(f"{', '.join(expected)} declared in initialize", [init])
 
 
@@ -355,7 +387,25 @@ def _answer_to(run: ScenarioRun, request: Mapping[str, Any]) -> dict[str, Any] |
 @check(
     "lifecycle.undeclared-feature-refused",
     requirements=["LC-6", "ROOTS", "SAMPLING", "RPC-4"],
-    level="MUST",
+    clauses=[
+        # Never answered: JSON-RPC 2.0 has every request that is no notification answered.
+        clause("basic/index", "All messages between MCP clients and servers MUST"),
+        clause(
+            "client/roots",
+            "Clients SHOULD return standard JSON-RPC errors for common",
+            branch="roots-result",
+        ),
+        clause(
+            "client/sampling",
+            "Clients SHOULD return errors for common failure cases",
+            branch="sampling-result",
+        ),
+        silent(
+            "no sentence says how a client answers an elicitation/create it did not declare "
+            "(the page's error rules cover a declared capability's modes)",
+            branch="elicitation-result",
+        ),
+    ],
     revisions=HANDSHAKE,
     spec="client/roots#error-handling",
     description="A server request for a feature the client did not declare is answered with a "
@@ -379,9 +429,13 @@ def undeclared_refused(run: ScenarioRun) -> Verdict:
                 run, request, f"{method} (not declared) was never answered", [*evidence, request]
             )
         if "error" not in answer["message"] or "result" in answer["message"]:
-            return fail(
-                f"{method} (not declared) was answered with a result", [*evidence, request, answer]
-            )
+            why = f"{method} (not declared) was answered with a result"
+            seen = [*evidence, request, answer]
+            if method == "roots/list":
+                return violated(why, seen, clause="roots-result")
+            if method == "sampling/createMessage":
+                return violated(why, seen, clause="sampling-result")
+            return violated(why, seen, clause="elicitation-result")
         evidence += [request, answer]
     return passed("every request for an undeclared feature was answered with an error", evidence)
 
@@ -396,7 +450,7 @@ def _offered(run: ScenarioRun) -> tuple[dict[str, Any], Any, list[str]]:
 @check(
     "lifecycle.offers-supported-version",
     requirements=["LC-2"],
-    level="MUST",
+    clauses=[clause(LIFECYCLE, "the client MUST send a protocol version it supports")],
     revisions=HANDSHAKE,
     spec=LIFECYCLE + "#version-negotiation",
     description="Left to choose, the client offers in initialize a protocol version it "
@@ -407,14 +461,14 @@ def offers_supported_version(run: ScenarioRun) -> Verdict:
     init, offered, declared = _offered(run)
     allowed = declared or list(HANDSHAKE)
     if not any(same_json(offered, version) for version in allowed):
-        return fail(f"the client offered {offered!r}, not one of {', '.join(allowed)}", [init])
+        return violated(f"the client offered {offered!r}, not one of {', '.join(allowed)}", [init])
     return passed(f"the client offered {offered}, a version it supports", [init])
 
 
 @check(
     "lifecycle.offers-latest-version",
     requirements=["LC-2"],
-    level="SHOULD",
+    clauses=[clause(LIFECYCLE, "SHOULD be the latest version supported by the client")],
     revisions=HANDSHAKE,
     spec=LIFECYCLE + "#version-negotiation",
     description="Left to choose, the client offers the latest handshake revision it declares",
@@ -425,7 +479,7 @@ def offers_latest_version(run: ScenarioRun) -> Verdict:
     if not declared:
         return skip("the client does not declare which revisions it supports")
     if not same_json(offered, declared[-1]):
-        return warn(f"the client offered {offered!r}, not its latest {declared[-1]}", [init])
+        return violated(f"the client offered {offered!r}, not its latest {declared[-1]}", [init])
     return passed(f"the client offered {offered}, its latest", [init])
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from harness.judging import Verdict, check, client_sent, fail, passed, trigger, warn
+from harness.judging import Verdict, check, client_sent, passed, silent, trigger, violated
 from harness.protocol import same_json
 from harness.running import Operation, Scenario, ScenarioRun, Session
 from harness.suite._evidence import hung_or_crashed, missing, op_evidence, response_to, same_id
@@ -61,7 +61,12 @@ def _decoys(run: ScenarioRun) -> list[Mapping[str, Any]]:
 @check(
     "jsonrpc.other-type-response-survived",
     requirements=["RPC-1"],
-    level="SHOULD",
+    clauses=[
+        silent(
+            "the ids' sentence binds the responder (the server); none tells the client what "
+            "to do with a response whose id matches no request of its own"
+        )
+    ],
     spec="basic#responses",
     description='A response whose id has the other JSON type ("1" for 1) does not break '
     "the client: the call completes (with the real answer, or with that one if the client "
@@ -79,9 +84,11 @@ def other_type_response_survived(run: ScenarioRun) -> Verdict:
     # blocked (the harness's bound is what shows it).
     content = _surfaced_text(call)
     if not (same_json(content, _RIGHT) or same_json(content, _DECOY)):
-        return warn(f"after the decoy the call failed: {call.error or call.value}", evidence)
+        return violated(f"after the decoy the call failed: {call.error or call.value}", evidence)
     if not same_json(_surfaced_text(after), _RIGHT):
-        return warn(f"after the decoy the next call failed: {after.error or after.value}", evidence)
+        return violated(
+            f"after the decoy the next call failed: {after.error or after.value}", evidence
+        )
     how = (
         "ignored the decoy and surfaced the real answer"
         if same_json(content, _RIGHT)
@@ -93,7 +100,13 @@ def other_type_response_survived(run: ScenarioRun) -> Verdict:
 @check(
     "jsonrpc.unknown-members-tolerated",
     requirements=["RPC-8"],
-    level="MUST",
+    clauses=[
+        silent(
+            "no sentence binds the client to accept members or _meta keys that no revision "
+            "defines (the sender MAY shape a result freely; the _meta MUST NOT covers "
+            "reserved keys only)"
+        )
+    ],
     spec="basic#_meta",
     description="Results, tools and content with members and _meta keys that no revision "
     "defines are accepted, and what the client knows is surfaced intact",
@@ -110,15 +123,17 @@ def unknown_members_tolerated(run: ScenarioRun) -> Verdict:
         return unreported
     tools = (listing.value or {}).get("tools") if listing.ok else None
     if not isinstance(tools, list) or not same_json([t.get("name") for t in tools], ["add"]):
-        return fail(f"the tool list was not surfaced: {listing.error or listing.value}", evidence)
+        return violated(
+            f"the tool list was not surfaced: {listing.error or listing.value}", evidence
+        )
     schema = tools[0].get("inputSchema") or {}
     if not same_json(schema.get("required"), ["a", "b"]):
-        return fail(f"the tool's inputSchema was not surfaced intact: {schema}", evidence)
+        return violated(f"the tool's inputSchema was not surfaced intact: {schema}", evidence)
     content = _surfaced_text(call)
     if content is None:
-        return fail(f"the tool result was not surfaced: {call.error or call.value}", evidence)
+        return violated(f"the tool result was not surfaced: {call.error or call.value}", evidence)
     if not same_json(content, _RIGHT):
-        return fail(f"the tool result's content was surfaced as {content}", evidence)
+        return violated(f"the tool result's content was surfaced as {content}", evidence)
     return passed("the unknown members were tolerated; list and result surfaced", evidence)
 
 

@@ -10,7 +10,18 @@ from typing import Any
 import anyio
 
 from harness.clients import Handlers
-from harness.judging import Trigger, Verdict, check, client_sent, fail, passed, skip, trigger, warn
+from harness.judging import (
+    Trigger,
+    Verdict,
+    check,
+    clause,
+    client_sent,
+    passed,
+    silent,
+    skip,
+    trigger,
+    violated,
+)
 from harness.protocol import same_json
 from harness.running import Operation, Scenario, ScenarioRun, Session
 from harness.suite._evidence import (
@@ -47,6 +58,13 @@ _METHOD_NOT_FOUND = -32601
 # resources/read names its resource by uri; the others by name (HM-3).
 _NAME_SOURCES = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 _RESULT_TYPES = ("complete", "input_required")
+
+# The pages the clauses below are on (2026-07-28 unless named otherwise).
+_INDEX = "basic/index"
+_HTTP = "basic/transports/streamable-http"
+_STDIO = "basic/transports/stdio"
+_CANCELLATION = "basic/patterns/cancellation"
+_MRTR = "basic/patterns/mrtr"
 
 
 # -- small readers -------------------------------------------------------------------------------
@@ -147,7 +165,7 @@ def _reported_or(
     if operation.reported:
         return reported(operation)
     if operation.ok:
-        return fail(f"{swallowed}: {operation.value}", evidence)
+        return violated(f"{swallowed}: {operation.value}", evidence)
     kind = "hung" if operation.hung else "crashed"
     return missing(run, f"the client's report (the {operation.op} {kind})")
 
@@ -158,7 +176,7 @@ def _reported_or(
 @check(
     "stateless.meta-on-every-request",
     requirements=["LC-M1"],
-    level="MUST",
+    clauses=[clause(_INDEX, "fields marked as required MUST be included on every request")],
     revisions=STATELESS,
     spec="basic/index#meta",
     description="Every request carries _meta protocolVersion and clientCapabilities",
@@ -169,7 +187,9 @@ def meta_on_every_request(run: ScenarioRun) -> Verdict:
     for entry in requests:
         lacking = [k for k in (META_VERSION, META_CAPABILITIES) if k not in _meta(entry["message"])]
         if lacking:
-            return fail(f"{entry['message']['method']} lacks _meta {', '.join(lacking)}", [entry])
+            return violated(
+                f"{entry['message']['method']} lacks _meta {', '.join(lacking)}", [entry]
+            )
     return passed(
         f"all {len(requests)} requests carry their protocol version and capabilities", requests[:2]
     )
@@ -180,35 +200,66 @@ def _message_posts(run: ScenarioRun) -> list[dict[str, Any]]:
     return [p for p in http_requests(run, "POST") if body_messages(p)]
 
 
-def _header_breach(post: Mapping[str, Any]) -> str | None:
-    """What is wrong with a POST's standard headers (HM-2, HM-3), or None."""
+def _header_breach(
+    post: Mapping[str, Any], evidence: Sequence[Mapping[str, Any]]
+) -> Verdict | None:
+    """What is wrong with a POST's standard headers (HM-2, HM-3), as a violation of its
+    branch, or None. A notification's POST is judged as a request's, but its branch is
+    the page's Note: no header requirement for it is defined at 2026-07-28."""
     message = body_messages(post)[0]
     version = header(post, "mcp-protocol-version")
     if version is None:  # every POST, whatever it carries
-        return "MCP-Protocol-Version is missing"
+        if not is_request(message):
+            return violated("MCP-Protocol-Version is missing", evidence, clause="notification")
+        return violated("MCP-Protocol-Version is missing", evidence, clause="version-missing")
     declared = _meta(message).get(META_VERSION)
     if declared is not None and not same_json(version, declared):
-        return f"MCP-Protocol-Version is {version!r}, _meta says {declared!r}"
+        reason = f"MCP-Protocol-Version is {version!r}, _meta says {declared!r}"
+        if not is_request(message):
+            return violated(reason, evidence, clause="notification")
+        return violated(reason, evidence, clause="version-differs")
     if not is_request(message):  # Mcp-Method and Mcp-Name are defined for requests only
         return None
     method = message["method"]
     sent_method = header(post, "mcp-method")
-    if sent_method is None or not same_json(sent_method, method):
-        return f"Mcp-Method is {sent_method!r} for {method}"
+    if sent_method is None:
+        return violated(f"Mcp-Method is None for {method}", evidence, clause="header-missing")
+    if not same_json(sent_method, method):
+        return violated(f"Mcp-Method is {sent_method!r} for {method}", evidence)
     source = _NAME_SOURCES.get(method)
     if source is None:
         return None
     name = _params(message).get(source)
     sent_name = header(post, "mcp-name")
-    if sent_name is None or not same_json(_decode(sent_name), name):
-        return f"Mcp-Name is {sent_name!r} for {method} of {name!r}"
+    if sent_name is None:
+        return violated(
+            f"Mcp-Name is None for {method} of {name!r}", evidence, clause="header-missing"
+        )
+    if not same_json(_decode(sent_name), name):
+        return violated(f"Mcp-Name is {sent_name!r} for {method} of {name!r}", evidence)
     return None
 
 
 @check(
     "stateless.standard-headers",
     requirements=["HM-2", "HM-3"],
-    level="MUST",
+    clauses=[
+        # A header whose value is not its body field's is no mirror of it (the section
+        # mirrors "selected JSON-RPC body fields into HTTP headers"); the mock's refusal.
+        clause(_HTTP, "The client MUST include the request metadata headers"),
+        clause(_HTTP, "MUST include an MCP-Protocol-Version header", branch="version-missing"),
+        clause(
+            _HTTP,
+            "The header value MUST match the io.modelcontextprotocol/protocolVersion field",
+            branch="version-differs",
+        ),
+        clause(_HTTP, "These headers are REQUIRED for compliance", branch="header-missing"),
+        silent(
+            "the page's Note says header requirements for notification POSTs are not "
+            "defined by this revision",
+            branch="notification",
+        ),
+    ],
     revisions=STATELESS,
     transports=["http"],
     spec="basic/transports/streamable-http#standard-headers",
@@ -219,9 +270,9 @@ def _header_breach(post: Mapping[str, Any]) -> str | None:
 def standard_headers(run: ScenarioRun) -> Verdict:
     posts = _message_posts(run)
     for post in posts:
-        breach = _header_breach(post)
+        breach = _header_breach(post, [post, *_refusals_of(run, post)])
         if breach is not None:
-            return fail(breach, [post, *_refusals_of(run, post)])
+            return breach
     # The mock refuses a mismatch with 400 (a root cause of the run): its reading stands
     # as evidence even where the rule above saw nothing wrong. An Mcp-Param-* mismatch is
     # stateless.x-mcp-header's to judge (HM-4), not a standard header's.
@@ -233,9 +284,10 @@ def standard_headers(run: ScenarioRun) -> Verdict:
             and not str(r.get("header", "")).lower().startswith("mcp-param-")
         ]
         if refusals:
-            return fail(
-                f"the server refused the POST: {refusals[0].get('reason')}", [post, *refusals]
-            )
+            reason = f"the server refused the POST: {refusals[0].get('reason')}"
+            if not is_request(body_messages(post)[0]):
+                return violated(reason, [post, *refusals], clause="notification")
+            return violated(reason, [post, *refusals])
     return passed(f"all {len(posts)} POSTs carry the standard headers", posts[:2])
 
 
@@ -258,7 +310,14 @@ def _unsupported_version_answers(run: ScenarioRun) -> list[dict[str, Any]]:
 @check(
     "stateless.retry-after-unsupported-version",
     requirements=["LC-M2"],
-    level="SHOULD",
+    clauses=[
+        clause("basic/versioning", "The client SHOULD select a mutually supported version"),
+        silent(
+            "basic/index forbids only an id of a request not yet answered, and the refused "
+            "request was answered (-32022); only an MRTR retry must take a new id",
+            branch="same-id",
+        ),
+    ],
     revisions=STATELESS,
     spec="basic/versioning",
     description="After -32022 the client retries with a version from data.supported and a new id, or reports the error",
@@ -281,17 +340,19 @@ def retry_after_32022(run: ScenarioRun) -> Verdict:
         version = _meta(retry).get(META_VERSION)
         supported = (refusal["message"]["error"].get("data") or {}).get("supported") or []
         if same_id(retry.get("id"), refused["message"].get("id")):
-            return warn("the retry reused the refused request's id", evidence)
+            return violated("the retry reused the refused request's id", evidence, clause="same-id")
         if not any(same_json(version, s) for s in supported):
-            return warn(f"the retry asked for {version!r}, not one of {supported!r}", evidence)
+            return violated(f"the retry asked for {version!r}, not one of {supported!r}", evidence)
         if not operation.ok:
-            return warn(f"the retry was answered, but the caller saw {operation.error}", evidence)
+            return violated(
+                f"the retry was answered, but the caller saw {operation.error}", evidence
+            )
         return passed("the client retried with a supported version and a new id", evidence)
     if operation.reported and same_json((operation.error or {}).get("code"), _UNSUPPORTED_VERSION):
         return passed("the client reported the -32022 error to its caller", evidence)
     if operation.hung:
-        return warn("the client neither retried nor reported -32022: it hung", evidence)
-    return warn(
+        return violated("the client neither retried nor reported -32022: it hung", evidence)
+    return violated(
         f"the client neither retried nor reported -32022: {operation.error or operation.value}",
         evidence,
     )
@@ -309,7 +370,10 @@ def _server_requests(run: ScenarioRun) -> list[dict[str, Any]]:
 @check(
     "stateless.no-responses",
     requirements=["ST-5", "HM-1"],
-    level="MUST",
+    clauses=[
+        clause(_STDIO, "The client MUST NOT write JSON-RPC responses"),
+        clause(_HTTP, "The client MUST NOT send JSON-RPC responses", branch="http"),
+    ],
     revisions=STATELESS,
     spec="basic/transports/stdio",
     description="A 2026-07-28 client never writes a JSON-RPC response, not even to a server request",
@@ -320,10 +384,10 @@ def no_responses(run: ScenarioRun) -> Verdict:
     answers = [m for m in run.client_messages() if _is_response(m["message"])]
     answers += [p for p in http_requests(run, "POST") if any(map(_is_response, body_messages(p)))]
     if answers:
-        return fail(
-            "the client sent a JSON-RPC response, which 2026-07-28 does not have",
-            [stimulus, *answers[:3]],
-        )
+        reason = "the client sent a JSON-RPC response, which 2026-07-28 does not have"
+        if run.transport == "http":
+            return violated(reason, [stimulus, *answers[:3]], clause="http")
+        return violated(reason, [stimulus, *answers[:3]])
     later = [m for m in run.client_messages() if m["seq"] > stimulus["seq"]]
     return passed(
         f"the client did not answer the server's {stimulus['message'].get('method')}: "
@@ -338,7 +402,12 @@ _REMOVED = frozenset({"ping", "logging/setLevel", "notifications/roots/list_chan
 @check(
     "stateless.no-removed-methods",
     requirements=["LC-M5"],
-    level="MUST",
+    clauses=[
+        silent(
+            "their removal is stated only in the changelog (Major changes, item 5); no "
+            "normative page forbids a client to send them, the pages just no longer define them"
+        )
+    ],
     revisions=STATELESS,
     spec="changelog",
     description="A 2026-07-28 client sends no ping, logging/setLevel or notifications/roots/list_changed",
@@ -348,7 +417,7 @@ def no_removed_methods(run: ScenarioRun) -> Verdict:
     messages = run.client_messages()
     removed = [m for m in messages if m["message"].get("method") in _REMOVED]
     if removed:
-        return fail(
+        return violated(
             f"the client sent {removed[0]['message']['method']}, which 2026-07-28 removed",
             removed[:3],
         )
@@ -361,7 +430,20 @@ def no_removed_methods(run: ScenarioRun) -> Verdict:
 @check(
     "stateless.http-post-only",
     requirements=["HM-1", "HM-5"],
-    level="MUST",
+    clauses=[
+        clause(_HTTP, "The client MUST use HTTP POST to send JSON-RPC messages"),
+        silent(
+            "the POST rule binds how JSON-RPC messages are sent; a GET or DELETE carrying "
+            "none is no longer part of the revision, and only servers are told (SHOULD) to "
+            "answer it with 405",
+            branch="no-message",
+        ),
+        silent(
+            "the page only says sessions and resumption are not part of this revision, and "
+            "that servers SHOULD ignore these headers; no sentence forbids a client to send them",
+            branch="session-headers",
+        ),
+    ],
     revisions=STATELESS,
     transports=["http"],
     spec="basic/transports/streamable-http",
@@ -372,14 +454,16 @@ def http_post_only(run: ScenarioRun) -> Verdict:
     requests = http_requests(run)
     for request in requests:
         if request.get("method") != "POST":
-            return fail(
-                f"the client sent a {request.get('method')} (2026-07-28 has no GET stream or DELETE)",
-                [request],
-            )
+            reason = f"the client sent a {request.get('method')} (2026-07-28 has no GET stream or DELETE)"
+            if body_messages(request):
+                return violated(reason, [request])
+            return violated(reason, [request], clause="no-message")
         for name in ("mcp-session-id", "last-event-id"):
             if header(request, name) is not None:
-                return fail(
-                    f"a POST carries {name} (2026-07-28 has no sessions or resumption)", [request]
+                return violated(
+                    f"a POST carries {name} (2026-07-28 has no sessions or resumption)",
+                    [request],
+                    clause="session-headers",
                 )
     return passed(
         f"all {len(requests)} requests are POSTs without session or resumption headers",
@@ -390,7 +474,13 @@ def http_post_only(run: ScenarioRun) -> Verdict:
 @check(
     "stateless.stdio-cancel-notification",
     requirements=["ST-5", "CANCEL"],
-    level="MUST",
+    clauses=[
+        # How to cancel on stdio: a notification naming the request's id.
+        clause(_STDIO, "the client MUST send a notifications/cancelled"),
+        clause(_CANCELLATION, "The client MUST send a notifications/cancelled"),
+        # Whether to cancel an abandoned request at all.
+        clause(_CANCELLATION, "A client SHOULD send a cancellation notification", branch="never"),
+    ],
     revisions=STATELESS,
     transports=["stdio"],
     spec="basic/transports/stdio",
@@ -399,8 +489,19 @@ def http_post_only(run: ScenarioRun) -> Verdict:
 )
 def stdio_cancel_notification(run: ScenarioRun) -> Verdict:
     # The drive abandons the call of slow once it is on the wire; a notifications/cancelled
-    # after it must name it.
-    return cancelled_by_notification(run, "slow", fail)
+    # after it must name it. No cancellation at all is the SHOULD's branch; one that names
+    # another id (it is in the evidence) the stdio MUST's.
+    def breach(reason: str, evidence: Sequence[Mapping[str, Any]]) -> Verdict:
+        if any(_is_cancellation(e) for e in evidence):
+            return violated(reason, evidence)
+        return violated(reason, evidence, clause="never")
+
+    return cancelled_by_notification(run, "slow", breach)
+
+
+def _is_cancellation(entry: Mapping[str, Any]) -> bool:
+    message = entry.get("message")
+    return isinstance(message, dict) and message.get("method") == "notifications/cancelled"
 
 
 def _cancelled_posts(run: ScenarioRun) -> list[dict[str, Any]]:
@@ -411,7 +512,13 @@ def _cancelled_posts(run: ScenarioRun) -> list[dict[str, Any]]:
 @check(
     "stateless.http-cancel-closes-stream",
     requirements=["HM-5", "LC-9", "CANCEL"],
-    level="SHOULD",
+    clauses=[
+        # On HTTP the cancellation is the closing of the stream (Transport-Specific
+        # Cancellation): the abandoned call of slow...
+        clause(_CANCELLATION, "A client SHOULD send a cancellation notification"),
+        # ...and the call of hang, which timed out.
+        clause(_CANCELLATION, "the sender SHOULD cancel the request", branch="timed-out"),
+    ],
     revisions=STATELESS,
     transports=["http"],
     spec="basic/transports/streamable-http",
@@ -443,7 +550,10 @@ def http_cancel_closes_stream(run: ScenarioRun) -> Verdict:
         if not any(
             e.get("how") == "client_closed" and e["seq"] < following[0]["seq"] for e in ends
         ):
-            return warn(f"the call of {what}, but its stream was not closed", evidence)
+            reason = f"the call of {what}, but its stream was not closed"
+            if tool == "hang":
+                return violated(reason, evidence, clause="timed-out")
+            return violated(reason, evidence)
     return passed("both streams were closed by the client: the requests were cancelled", evidence)
 
 
@@ -515,7 +625,15 @@ def _broken_streams(run: ScenarioRun) -> list[dict[str, Any]]:
 @check(
     "stateless.reissue-after-broken-stream",
     requirements=["HM-5", "RPC-2"],
-    level="MUST",
+    clauses=[
+        silent(
+            "'clients MUST re-issue it as a new request' is only in the changelog (Major "
+            "changes, item 9); streamable-http says of a broken stream only that closing it "
+            "cancels"
+        ),
+        # The broken request never received a response: its id is still taken.
+        clause(_INDEX, "The request ID MUST NOT match the ID", branch="same-id"),
+    ],
     revisions=STATELESS,
     transports=["http"],
     spec="basic/transports/streamable-http",
@@ -530,9 +648,9 @@ def reissue_after_broken_stream(run: ScenarioRun) -> Verdict:
     call = first_operation(run, "call_tool", name)
     evidence = [first, broken, *again[:1], *op_evidence(call)]
     if not again:
-        return fail("the request was not re-issued after its stream broke", evidence)
+        return violated("the request was not re-issued after its stream broke", evidence)
     if same_id(again[0]["message"].get("id"), first["message"].get("id")):
-        return fail("the request was re-issued under the same id", evidence)
+        return violated("the request was re-issued under the same id", evidence, clause="same-id")
     answer = response_to(run, again[0])
     if call is None or answer is None:
         return missing(run, "the answer to the re-issued request")
@@ -540,7 +658,9 @@ def reissue_after_broken_stream(run: ScenarioRun) -> Verdict:
         (call.value or {}).get("content"), result_of(answer).get("content")
     ):
         shown = "hung" if call.hung else call.error or call.value
-        return fail(f"the re-issued call's answer was not surfaced: {shown}", [*evidence, answer])
+        return violated(
+            f"the re-issued call's answer was not surfaced: {shown}", [*evidence, answer]
+        )
     return passed(
         "the request was re-issued with a new id and its answer surfaced", [*evidence, answer]
     )
@@ -564,7 +684,13 @@ async def list_then_call(session: Session) -> None:
 @check(
     "stateless.era-probe",
     requirements=["LC-M3"],
-    level="SHOULD",
+    clauses=[
+        silent(
+            "2025-11-25 has no server/discover and no probe (its lifecycle even says a client "
+            "SHOULD NOT send requests before initialize is answered); the probe's SHOULD is "
+            "on the 2026-07-28 stdio page"
+        )
+    ],
     revisions=("2025-11-25",),
     transports=["stdio"],
     spec="basic/transports/stdio#backward-compatibility",
@@ -582,7 +708,7 @@ def era_probe(run: ScenarioRun) -> Verdict:
         return skip("the client does not declare 2026-07-28: it is no dual-era client")
     first = run.requests()[0]
     if first["message"].get("method") != "server/discover":
-        return warn(
+        return violated(
             f"the first request was {first['message'].get('method')}, not a server/discover probe",
             [first],
         )
@@ -617,7 +743,10 @@ def _modern_refusals(run: ScenarioRun) -> list[dict[str, Any]]:
 @check(
     "stateless.era-fallback",
     requirements=["LC-M4", "HM-7"],
-    level="MUST",
+    clauses=[
+        # The legacy server's revision: a client speaking it opens with initialize.
+        clause("basic/lifecycle", "The client MUST initiate this phase by sending"),
+    ],
     revisions=("2025-11-25",),
     transports=["stdio", "http"],
     spec="basic/versioning#backward-compatibility-with-initialization-based-versions",
@@ -632,7 +761,7 @@ def era_fallback(run: ScenarioRun) -> Verdict:
     probe, refusal, _ = next(r for r in _probe_refusals(run) if not r[2])
     inits = [e for e in run.requests("initialize") if e["seq"] > refusal["seq"]]
     if not inits:
-        return fail(
+        return violated(
             "after its probe was refused by a legacy server the client never sent initialize",
             [probe, refusal],
         )
@@ -642,7 +771,13 @@ def era_fallback(run: ScenarioRun) -> Verdict:
 @check(
     "stateless.era-stays-modern",
     requirements=["LC-M4", "HM-7"],
-    level="MUST",
+    clauses=[
+        silent(
+            "on stdio 'Do not fall back to initialize' (and basic/versioning's 'rather than "
+            "falling back') carries no BCP-14 keyword; the probe's SHOULD is about probing"
+        ),
+        clause(_HTTP, "the client SHOULD inspect the response body", branch="http"),
+    ],
     revisions=STATELESS,
     transports=["stdio", "http"],
     spec="basic/versioning#backward-compatibility-with-initialization-based-versions",
@@ -657,9 +792,10 @@ def era_stays_modern(run: ScenarioRun) -> Verdict:
     probe, refusal, _ = next(r for r in _probe_refusals(run) if r[2])
     inits = [e for e in run.requests("initialize") if e["seq"] > refusal["seq"]]
     if inits:
-        return fail(
-            "the client fell back to initialize after a modern error", [probe, refusal, inits[0]]
-        )
+        reason = "the client fell back to initialize after a modern error"
+        if run.transport == "http":
+            return violated(reason, [probe, refusal, inits[0]], clause="http")
+        return violated(reason, [probe, refusal, inits[0]])
     return passed(
         "after the modern error the client did not fall back to initialize", [probe, refusal]
     )
@@ -675,7 +811,26 @@ def _input_required(run: ScenarioRun) -> list[dict[str, Any]]:
 @check(
     "stateless.mrtr-retry",
     requirements=["MRTR", "RPC-2"],
-    level="MUST",
+    clauses=[
+        clause(_MRTR, "The JSON-RPC id MUST be different between the initial request"),
+        silent(
+            "the client's duties hold only for a retry ('before retrying'); none obliges it "
+            "to retry, and servers MUST NOT assume it will",
+            branch="no-retry",
+        ),
+        clause(_MRTR, "the client MUST echo back the exact value", branch="state-changed"),
+        clause(_MRTR, "the client MUST NOT include one in the retry", branch="state-added"),
+        clause(_MRTR, "the client MUST construct the requested inputs", branch="inputs-missing"),
+        silent(
+            "no sentence forbids inputResponses beyond the inputRequests (servers SHOULD "
+            "ignore them), and without inputRequests the client MAY retry at once",
+            branch="inputs-extra",
+        ),
+        silent(
+            "mrtr.mdx says nothing of handing the retry's result to the caller",
+            branch="not-surfaced",
+        ),
+    ],
     revisions=STATELESS,
     spec="basic/patterns/mrtr",
     description="After input_required the retry has a new id, requestState echoed exactly, and an answer per input request key",
@@ -691,22 +846,29 @@ def mrtr_retry(run: ScenarioRun) -> Verdict:
     retries = _same_requests_after(run, first, answer)
     evidence = [first, answer, *retries[:1], *op_evidence(operation)]
     if not retries:
-        return fail("the client did not retry the request after input_required", evidence)
+        return violated(
+            "the client did not retry the request after input_required", evidence, clause="no-retry"
+        )
     retry = retries[0]["message"]
     params = _params(retry)
     if same_id(retry.get("id"), first["message"].get("id")):
-        return fail("the retry reused the id of the first request", evidence)
+        return violated("the retry reused the id of the first request", evidence)
     if not same_json(params.get("requestState"), result.get("requestState")):
-        return fail(
+        reason = (
             f"requestState came back as {params.get('requestState')!r}, "
-            f"not {result.get('requestState')!r}",
-            evidence,
+            f"not {result.get('requestState')!r}"
         )
+        if "requestState" not in result:
+            return violated(reason, evidence, clause="state-added")
+        return violated(reason, evidence, clause="state-changed")
     responses = params.get("inputResponses")
     wanted = set(result.get("inputRequests") or {})
     if not isinstance(responses, dict) or set(responses) != wanted:
         keys = sorted(responses) if isinstance(responses, dict) else responses
-        return fail(f"inputResponses has keys {keys!r}, not {sorted(wanted)!r}", evidence)
+        reason = f"inputResponses has keys {keys!r}, not {sorted(wanted)!r}"
+        if wanted - set(responses if isinstance(responses, dict) else ()):
+            return violated(reason, evidence, clause="inputs-missing")
+        return violated(reason, evidence, clause="inputs-extra")
     final = response_to(run, retries[0])
     if operation is None or final is None:
         return missing(run, "the answer to the retry")
@@ -714,7 +876,9 @@ def mrtr_retry(run: ScenarioRun) -> Verdict:
         (operation.value or {}).get("content"), result_of(final).get("content")
     ):
         shown = "it hung" if operation.hung else operation.error or operation.value
-        return fail(f"the final result was not surfaced: {shown}", [*evidence, final])
+        return violated(
+            f"the final result was not surfaced: {shown}", [*evidence, final], clause="not-surfaced"
+        )
     return passed(
         "the retry echoed requestState, answered every input, under a new id", [*evidence, final]
     )
@@ -731,7 +895,7 @@ def _unknown_result_types(run: ScenarioRun) -> list[dict[str, Any]]:
 @check(
     "stateless.unknown-result-type",
     requirements=["RPC-9"],
-    level="MUST",
+    clauses=[clause(_INDEX, "any value unrecognized by the client MUST be considered invalid")],
     revisions=STATELESS,
     spec="basic/index",
     description="A result whose resultType the client does not know is invalid: surfaced as an error, not as a result",
@@ -766,7 +930,7 @@ def _untyped_results(run: ScenarioRun) -> list[dict[str, Any]]:
 @check(
     "stateless.absent-result-type-complete",
     requirements=["RPC-9"],
-    level="MUST",
+    clauses=[clause(_INDEX, "clients MUST treat an absent resultType as")],
     revisions=STATELESS,
     spec="basic/index",
     description="A result without resultType (a legacy server's) is read as complete and surfaced",
@@ -779,11 +943,13 @@ def absent_result_type_complete(run: ScenarioRun) -> Verdict:
         return missing(run, "the harness's call that got a result without resultType")
     evidence = [answer, *op_evidence(operation)]
     if operation.reported:
-        return fail(f"the client rejected a result without resultType: {operation.error}", evidence)
+        return violated(
+            f"the client rejected a result without resultType: {operation.error}", evidence
+        )
     if not operation.ok:
         return missing(run, "the client's reading of the result (it hung or crashed)")
     if not same_json((operation.value or {}).get("content"), result_of(answer).get("content")):
-        return fail(f"the client surfaced {operation.value}, not the result", evidence)
+        return violated(f"the client surfaced {operation.value}, not the result", evidence)
     return passed("a result without resultType was surfaced as a complete result", evidence)
 
 
@@ -815,7 +981,7 @@ def _uri_read(run: ScenarioRun, answer: Mapping[str, Any]) -> Any:
 @check(
     "stateless.cache-keyed-by-params",
     requirements=["TL-10"],
-    level="MUST",
+    clauses=[clause("server/utilities/caching", "Clients MUST NOT serve a cached response")],
     revisions=STATELESS,
     spec="server/utilities/caching",
     description="A cacheable answer (ttlMs, public) is never reused for a request with other params",
@@ -841,12 +1007,12 @@ def cache_keyed_by_params(run: ScenarioRun) -> Verdict:
     ]
     evidence = [cached, *asked[:1], *op_evidence(other)]
     if not asked:
-        return fail(
+        return violated(
             f"{other_uri} was never read from the server; the client surfaced {other.value}",
             evidence,
         )
     if not same_json((other.value or {}).get("contents"), result_of(asked[0]).get("contents")):
-        return fail(f"reading {other_uri} surfaced {other.value}, not its own answer", evidence)
+        return violated(f"reading {other_uri} surfaced {other.value}, not its own answer", evidence)
     return passed(f"the read of {other_uri} got its own answer, not the cached {uri}", evidence)
 
 
@@ -897,7 +1063,11 @@ def _header_tool_listings(run: ScenarioRun) -> list[dict[str, Any]]:
 @check(
     "stateless.x-mcp-header",
     requirements=["HM-4"],
-    level="MUST",
+    clauses=[
+        clause(_HTTP, "conforming clients MUST mirror the designated parameter values"),
+        clause(_HTTP, "the client MUST exclude the invalid tool", branch="invalid-listed"),
+        clause(_HTTP, "clients MUST use Base64 encoding of the UTF-8", branch="unencoded"),
+    ],
     revisions=STATELESS,
     transports=["http"],
     spec="basic/transports/streamable-http#custom-headers-from-tool-parameters",
@@ -914,8 +1084,10 @@ def x_mcp_header(run: ScenarioRun) -> Verdict:
     evidence = [listing_answer, *op_evidence(listing)]
     invalid = [name for name, (_, bad) in tools.items() if bad and name in surfaced]
     if invalid:
-        return fail(
-            f"the tool {invalid[0]!r} has an invalid x-mcp-header, yet was listed", evidence
+        return violated(
+            f"the tool {invalid[0]!r} has an invalid x-mcp-header, yet was listed",
+            evidence,
+            clause="invalid-listed",
         )
     mirrored = []
     for post in http_requests(run, "POST"):
@@ -931,13 +1103,15 @@ def x_mcp_header(run: ScenarioRun) -> Verdict:
                     continue  # only string arguments are judged here
                 sent = header(post, f"mcp-param-{header_name}")
                 if sent is None or not same_json(_decode(sent), value):
-                    return fail(
+                    return violated(
                         f"Mcp-Param-{header_name} is {sent!r}, the argument {value!r}",
                         [*evidence, post],
                     )
                 if not _plain_ascii(value) and not _SENTINEL.match(sent):
-                    return fail(
-                        f"the value {value!r} went out unencoded: {sent!r}", [*evidence, post]
+                    return violated(
+                        f"the value {value!r} went out unencoded: {sent!r}",
+                        [*evidence, post],
+                        clause="unencoded",
                     )
                 mirrored.append(post)
     if not mirrored:
@@ -977,7 +1151,18 @@ def _method_not_found_404s(run: ScenarioRun) -> list[dict[str, Any]]:
 @check(
     "stateless.404-method-not-found",
     requirements=["HM-6"],
-    level="MUST",
+    clauses=[
+        silent(
+            "the MUST at the cited anchor binds the server (404 with -32601); no sentence "
+            "tells the client to surface it, 'The JSON-RPC error body distinguishes this "
+            "case' has no keyword"
+        ),
+        silent(
+            "the client's fallback to the legacy transport is a lowercase 'should' list "
+            "('Clients wanting to support older servers should: ...')",
+            branch="fallback",
+        ),
+    ],
     revisions=STATELESS,
     transports=["http"],
     spec="basic/transports/streamable-http#protocol-version-header",
@@ -996,9 +1181,10 @@ def http_404_method_not_found(run: ScenarioRun) -> Verdict:
         )
     ]
     if fallback:
-        return fail(
+        return violated(
             "after a 404 with -32601 the client fell back to the legacy transports",
             [gone, fallback[0]],
+            clause="fallback",
         )
     surfaced = [
         o
@@ -1007,7 +1193,7 @@ def http_404_method_not_found(run: ScenarioRun) -> Verdict:
     ]
     if not surfaced:
         failed = [o for o in run.operations if not o.ok]
-        return fail("no operation reported the -32601 error", [gone, *op_evidence(*failed[:2])])
+        return violated("no operation reported the -32601 error", [gone, *op_evidence(*failed[:2])])
     return passed(
         "the 404 was reported as method not found (-32601)", [gone, *op_evidence(surfaced[0])]
     )
@@ -1020,7 +1206,13 @@ def _missing_capability_answers(run: ScenarioRun) -> list[dict[str, Any]]:
 @check(
     "stateless.missing-capability-surfaced",
     requirements=["LC-M6"],
-    level="MUST",
+    clauses=[
+        silent(
+            "only the server is bound ('the server MUST return a "
+            "MissingRequiredClientCapabilityError'); no sentence says what a client does "
+            "on -32021, and the HTTP bullet 'correct the request' has no keyword"
+        )
+    ],
     revisions=STATELESS,
     spec="basic/index#error-codes",
     description="-32021 (a capability the client did not declare) is surfaced, or retried with the capability declared",
@@ -1052,7 +1244,7 @@ def missing_capability_surfaced(run: ScenarioRun) -> Verdict:
             "the client retried declaring the required capability", [*evidence, retried[0]]
         )
     if operation.reported or operation.ok:
-        return fail(
+        return violated(
             "the client neither reported -32021 nor retried with the capability: "
             f"{operation.error or operation.value}",
             evidence,

@@ -14,13 +14,14 @@ from harness.judging import (
     Verdict,
     blocked,
     check,
+    clause,
     client_sent,
-    fail,
     not_applicable,
     passed,
     server_sent,
+    silent,
     trigger,
-    warn,
+    violated,
 )
 from harness.protocol import same_json, validate
 from harness.running import Operation, Scenario, ScenarioRun, Session
@@ -44,6 +45,12 @@ from harness.suite._evidence import (
 __all__ = ["SCENARIOS"]
 
 TOOLS = "server/tools"
+TASKS = "basic/utilities/tasks"
+# Revisions where a page's sentence reads the same (for the clauses below).
+_SINCE_2025_03 = ("2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28")
+_2025_03_TO_11 = ("2025-03-26", "2025-06-18", "2025-11-25")
+_BEFORE_2025_11 = ("2024-11-05", "2025-03-26", "2025-06-18")
+_SINCE_2025_11 = ("2025-11-25", "2026-07-28")
 
 
 async def call_every_tool(session: Session) -> None:
@@ -69,7 +76,12 @@ def _called(tool: str) -> Trigger:
 @check(
     "tools.call-result",
     requirements=["TL-2"],
-    level="MUST",
+    clauses=[
+        silent(
+            "server/tools describes a tool result, but no sentence binds the client to "
+            "surface it to its caller intact"
+        )
+    ],
     spec=TOOLS + "#calling-tools",
     description="A tool result reaches the caller with its content intact and not flagged as an error",
     feature="tools",
@@ -81,13 +93,13 @@ def call_result(run: ScenarioRun) -> Verdict:
         return call
     surfaced, evidence = call.surfaced, call.evidence
     if surfaced is None:
-        return hung_or_crashed(call.operation) or fail(
+        return hung_or_crashed(call.operation) or violated(
             f"the successful result was surfaced as an error: {_error(call)}", evidence
         )
     if surfaced.get("isError"):
-        return fail("a successful result was surfaced with isError true", evidence)
+        return violated("a successful result was surfaced with isError true", evidence)
     if not same_json(surfaced.get("content"), (call.result or {}).get("content")):
-        return fail(f"the content was altered: {surfaced.get('content')!r}", evidence)
+        return violated(f"the content was altered: {surfaced.get('content')!r}", evidence)
     return passed("the result's content was surfaced intact", evidence)
 
 
@@ -98,7 +110,18 @@ def _error(call: ToolCall) -> Any:
 @check(
     "tools.is-error-result",
     requirements=["TL-4"],
-    level="MUST",
+    clauses=[
+        silent(
+            "server/tools#error-handling only tells the two error mechanisms apart; "
+            "nothing binds the client to surface an isError result as a tool failure",
+            *_BEFORE_2025_11,
+        ),
+        clause(
+            TOOLS,
+            "Clients SHOULD provide tool execution errors to language models",
+            *_SINCE_2025_11,
+        ),
+    ],
     spec=TOOLS + "#error-handling",
     description="A result with isError: true is surfaced as a tool failure with its content, not as a protocol error",
     feature="tools",
@@ -112,9 +135,9 @@ def is_error_result(run: ScenarioRun) -> Verdict:
     content = (call.result or {}).get("content")
     if surfaced is not None:
         if surfaced.get("isError") is not True:
-            return fail("the isError flag was lost: the failure looks like a success", evidence)
+            return violated("the isError flag was lost: the failure looks like a success", evidence)
         if not same_json(surfaced.get("content"), content):
-            return fail(f"the error content was altered: {surfaced.get('content')!r}", evidence)
+            return violated(f"the error content was altered: {surfaced.get('content')!r}", evidence)
         return passed("the tool failure was surfaced as a result with isError true", evidence)
     unreported = hung_or_crashed(call.operation)
     if unreported is not None:
@@ -125,7 +148,7 @@ def is_error_result(run: ScenarioRun) -> Verdict:
         return passed(
             "the tool failure was surfaced as a tool error carrying its content", evidence
         )
-    return fail(
+    return violated(
         f"the tool failure was surfaced as {error.get('kind')} error {error}, not as a tool result",
         evidence,
     )
@@ -138,7 +161,7 @@ def _protocol_error_check(code: int, tool: str) -> Callable[[ScenarioRun], Verdi
             return call
         evidence = call.evidence
         if call.surfaced is not None:
-            return fail(
+            return violated(
                 f"the JSON-RPC error {code} was surfaced as a result: {call.surfaced!r}", evidence
             )
         error = _error(call)
@@ -146,11 +169,11 @@ def _protocol_error_check(code: int, tool: str) -> Callable[[ScenarioRun], Verdi
         if unreported is not None:
             return unreported
         if error.get("kind") != "protocol":
-            return fail(
+            return violated(
                 f"the JSON-RPC error {code} was surfaced as a {error.get('kind')} error", evidence
             )
         if not same_json(error.get("code"), code):
-            return fail(
+            return violated(
                 f"the JSON-RPC error {code} was surfaced with code {error.get('code')!r}", evidence
             )
         return passed(
@@ -164,7 +187,13 @@ for _code, _tool in ((-32602, "stale"), (-32601, "gone"), (-32603, "flaky")):
     check(
         f"tools.protocol-error{_code}",
         requirements=["TL-4", "RPC-7"],
-        level="MUST",
+        clauses=[
+            silent(
+                "no sentence binds the client to surface a JSON-RPC error to tools/call as a "
+                "protocol error with its code (from 2025-11-25 the only word is that clients "
+                "MAY give protocol errors to the model)"
+            )
+        ],
         spec=TOOLS + "#error-handling",
         description=f"A JSON-RPC error {_code} to tools/call is surfaced as a protocol error with that code",
         feature="tools",
@@ -178,7 +207,16 @@ _PAGE_CURSORS = ("c/2 \u00f6=+?", "eyJwYWdlIjozfQ==")  # the script's nextCursor
 @check(
     "tools.pagination",
     requirements=["TL-1"],
-    level="MUST",
+    clauses=[
+        clause(
+            "server/utilities/pagination",
+            "Clients MUST treat cursors as opaque tokens",
+            branch="cursor-modified",
+        ),
+        # "- Treat a missing nextCursor as the end of results - Support both paginated
+        # and non-paginated flows"
+        clause("server/utilities/pagination", "Clients SHOULD: - Treat a missing nextCursor"),
+    ],
     spec="server/utilities/pagination",
     description="tools/list follows nextCursor, sends each cursor back verbatim, and surfaces every page",
     feature="tools",
@@ -189,10 +227,22 @@ def pagination(run: ScenarioRun) -> Verdict:
     operation = run.operation("list_tools")
     evidence = [*sent, *op_evidence(operation)]
     cursors = [(r["message"].get("params") or {}).get("cursor") for r in sent]
+    modified = [
+        cursor
+        for cursor in cursors
+        if cursor is not None and not any(same_json(cursor, c) for c in _PAGE_CURSORS)
+    ]
+    if modified:
+        return violated(
+            f"the cursor {modified[0]!r} is none the server gave: a cursor was not sent back "
+            f"verbatim (cursors sent: {cursors!r})",
+            evidence,
+            clause="cursor-modified",
+        )
     for expected in _PAGE_CURSORS:
         if not any(same_json(cursor, expected) for cursor in cursors):
-            return fail(
-                f"the cursor {expected!r} was not sent back verbatim (cursors sent: {cursors!r})",
+            return violated(
+                f"the cursor {expected!r} was never sent back (cursors sent: {cursors!r})",
                 evidence,
             )
     if operation is None:
@@ -201,10 +251,12 @@ def pagination(run: ScenarioRun) -> Verdict:
     if unreported is not None:
         return unreported
     if not operation.ok:
-        return fail(f"list_tools failed: {operation.error}", evidence)
+        return violated(f"list_tools failed: {operation.error}", evidence)
     names = [t.get("name") for t in (operation.value or {}).get("tools", [])]
     if not same_json(sorted(map(str, names)), ["alpha", "beta", "delta", "gamma"]):
-        return fail(f"the surfaced tools are {names!r}, not the four of the three pages", evidence)
+        return violated(
+            f"the surfaced tools are {names!r}, not the four of the three pages", evidence
+        )
     return passed("all three pages were fetched with verbatim cursors and surfaced", evidence)
 
 
@@ -225,7 +277,13 @@ def _anything_sent(run: ScenarioRun) -> list[Mapping[str, Any]]:
 @check(
     "jsonrpc.messages-valid",
     requirements=["RPC-1", "RPC-3", "RPC-4"],
-    level="MUST",
+    clauses=[
+        clause("basic/index", "All messages between MCP clients and servers MUST"),
+        clause("basic/messages", "Requests MUST include a string or integer ID", "2024-11-05"),
+        clause("basic/index", "Requests MUST include a string or integer ID", *_SINCE_2025_03),
+        clause("basic/messages", "Notifications MUST NOT include an ID", "2024-11-05"),
+        clause("basic/index", "Notifications MUST NOT include an ID", *_SINCE_2025_03),
+    ],
     spec="basic/index#messages",
     description="Every message the client sends is valid JSON-RPC and valid against the revision's schema",
     trigger=trigger("the client sent something", _anything_sent),
@@ -240,7 +298,7 @@ def _anything_sent(run: ScenarioRun) -> list[Mapping[str, Any]]:
 def messages_valid(run: ScenarioRun) -> Verdict:
     unparsable = _unparsable(run)
     if unparsable:
-        return fail(
+        return violated(
             f"the client sent something that is not a JSON-RPC message: {unparsable[0].get('reason')}",
             unparsable[:3],
         )
@@ -256,7 +314,7 @@ def messages_valid(run: ScenarioRun) -> Verdict:
             entry["message"], run.revision, "client", request_method=_answered_method(run, entry)
         )
         if problems:
-            return fail(f"{problems[0]}", [entry])
+            return violated(f"{problems[0]}", [entry])
     return passed(f"all {len(messages)} client messages are valid at {run.revision}", messages[:3])
 
 
@@ -285,7 +343,15 @@ def _two_requests(run: ScenarioRun) -> list[Mapping[str, Any]]:
 @check(
     "jsonrpc.request-ids-unique",
     requirements=["RPC-2"],
-    level="MUST",
+    clauses=[
+        clause("basic/messages", "The request ID MUST NOT have been previously used", "2024-11-05"),
+        clause(
+            "basic/index",
+            "The request ID MUST NOT have been previously used",
+            *_2025_03_TO_11,
+        ),
+        clause("basic/index", "The request ID MUST NOT match the ID", "2026-07-28"),
+    ],
     spec="basic/index#requests",
     description="The client never reuses a request id (within the session; in 2026-07-28, among requests in flight)",
     trigger=trigger("the client sent two or more requests", _two_requests),
@@ -306,7 +372,7 @@ def request_ids_unique(run: ScenarioRun) -> Verdict:
             if not (
                 run.revision == "2026-07-28" and answer is not None and answer["seq"] < entry["seq"]
             ):
-                return fail(
+                return violated(
                     f"request id {entry['message']['id']!r} was used twice", [earlier, entry]
                 )
     return passed(f"{len(requests)} requests, no id reused", requests[:3])
@@ -332,7 +398,12 @@ async def call_every_listed_tool(session: Session) -> None:
 @check(
     "tools.content-types",
     requirements=["TL-2"],
-    level="MUST",
+    clauses=[
+        silent(
+            "server/tools lists the content types with what a server MAY return; no "
+            "sentence binds the client to surface every item intact and in order"
+        )
+    ],
     spec=TOOLS + "#tool-result",
     description="Every content type of the revision (text, image, audio, resource_link, "
     "embedded text and blob resources) reaches the caller intact and in order",
@@ -347,12 +418,12 @@ def content_types(run: ScenarioRun) -> Verdict:
         return missing(run, "a tools/call of media answered with a result")
     sent_content, evidence = call.result.get("content"), call.evidence
     if call.surfaced is None:
-        return hung_or_crashed(call.operation) or fail(
+        return hung_or_crashed(call.operation) or violated(
             f"the result was surfaced as an error: {_error(call)}", evidence
         )
     surfaced = call.surfaced.get("content")
     if not same_json(surfaced, sent_content):
-        return fail(f"the content was altered: {surfaced!r}", evidence)
+        return violated(f"the content was altered: {surfaced!r}", evidence)
     kinds = ", ".join(str(c.get("type")) for c in sent_content or [] if isinstance(c, dict))
     return passed(f"every content item ({kinds}) was surfaced intact", evidence)
 
@@ -360,7 +431,16 @@ def content_types(run: ScenarioRun) -> Verdict:
 @check(
     "jsonrpc.utf-8",
     requirements=["RPC-5"],
-    level="MUST",
+    clauses=[
+        silent("2024-11-05 has no sentence on the messages' encoding", "2024-11-05"),
+        clause("basic/transports", "JSON-RPC messages MUST be UTF-8 encoded", *_2025_03_TO_11),
+        clause("basic/transports/index", "JSON-RPC messages MUST be UTF-8", "2026-07-28"),
+        silent(
+            "the client's own messages MUST be UTF-8; no sentence binds it to surface "
+            "the result's text unaltered",
+            branch="result-surfaced",
+        ),
+    ],
     spec="basic/transports",
     description="Non-ASCII text survives both ways: in tool arguments (as the server decodes "
     "them as UTF-8) and in the result surfaced to the caller",
@@ -375,16 +455,20 @@ def utf8(run: ScenarioRun) -> Verdict:
     evidence = call.evidence
     argument = ((call.request["message"].get("params") or {}).get("arguments") or {}).get("text")
     if not same_json(argument, UTF8_TEXT):
-        return fail(f"the argument arrived as {argument!r}, not {UTF8_TEXT!r}", evidence)
+        return violated(f"the argument arrived as {argument!r}, not {UTF8_TEXT!r}", evidence)
     if call.response is None or call.operation is None:
         return missing(run, "an answered tools/call of echo")
     if call.surfaced is None:
-        return hung_or_crashed(call.operation) or fail(
-            f"the result was surfaced as an error: {_error(call)}", evidence
+        return hung_or_crashed(call.operation) or violated(
+            f"the result was surfaced as an error: {_error(call)}",
+            evidence,
+            clause="result-surfaced",
         )
     texts = [c.get("text") for c in call.surfaced.get("content") or [] if isinstance(c, dict)]
     if not same_json(texts, [UTF8_TEXT, UTF8_TEXT]):
-        return fail(f"the non-ASCII result was altered: {texts!r}", evidence)
+        return violated(
+            f"the non-ASCII result was altered: {texts!r}", evidence, clause="result-surfaced"
+        )
     return passed("non-ASCII text arrived intact at the server and back at the caller", evidence)
 
 
@@ -410,7 +494,7 @@ def _surfaced_tools(listing: Operation) -> list[Any]:
 @check(
     "tools.reserved-meta-tolerated",
     requirements=["RPC-8"],
-    level="MUST",
+    clauses=[clause("basic/index", "implementations MUST NOT make assumptions about values at")],
     revisions=("2025-06-18", "2025-11-25", "2026-07-28"),
     spec="basic/index#meta",
     description="Unknown values at reserved _meta keys (io.modelcontextprotocol/..., "
@@ -427,7 +511,7 @@ def reserved_meta(run: ScenarioRun) -> Verdict:
     if unreported is not None:
         return unreported
     if "meta" not in _surfaced_tools(listed):
-        return fail(
+        return violated(
             f"the tool with reserved _meta keys was not listed: {listed.error or listed.value}",
             [*listing, listed.to_json()],
         )
@@ -436,19 +520,24 @@ def reserved_meta(run: ScenarioRun) -> Verdict:
         return call
     evidence = [*listing, *call.evidence]
     if call.surfaced is None:
-        return hung_or_crashed(call.operation) or fail(
+        return hung_or_crashed(call.operation) or violated(
             f"a result with reserved _meta keys was refused: {_error(call)}", evidence
         )
     texts = [c.get("text") for c in call.surfaced.get("content") or [] if isinstance(c, dict)]
     if not same_json(texts, ["meta ok"]):
-        return fail(f"the result's content was altered: {texts!r}", evidence)
+        return violated(f"the result's content was altered: {texts!r}", evidence)
     return passed("the tool with reserved _meta keys was listed, called and surfaced", evidence)
 
 
 @check(
     "tools.unusual-names",
     requirements=["TL-7"],
-    level="SHOULD",
+    clauses=[
+        silent(
+            "the tool-name rules (SHOULD, SHOULD NOT) bind whoever names the tools, the "
+            "server; nothing binds a client to a name outside them"
+        )
+    ],
     revisions=("2025-11-25", "2026-07-28"),
     spec=TOOLS + "#tool-names",
     description="A tool name outside [A-Za-z0-9_.-] (spaces, a slash, non-ASCII) is listed "
@@ -466,19 +555,19 @@ def unusual_names(run: ScenarioRun) -> Verdict:
         return unreported
     names = _surfaced_tools(listed)
     if ODD_NAME not in names:
-        return warn(
+        return violated(
             f"the tool {ODD_NAME!r} was not surfaced: {listed.error or names!r}",
             [*listing, listed.to_json()],
         )
     call = tool_call(run, ODD_NAME)
     if call is None or call.response is None:
         operation = first_operation(run, "call_tool", ODD_NAME)
-        return hung_or_crashed(operation) or warn(
+        return hung_or_crashed(operation) or violated(
             f"the tool {ODD_NAME!r} could not be called by its name",
             [*listing, *op_evidence(listed, operation)],
         )
     if call.surfaced is None:
-        return hung_or_crashed(call.operation) or warn(
+        return hung_or_crashed(call.operation) or violated(
             f"calling {ODD_NAME!r} failed: {_error(call)}", [*listing, *call.evidence]
         )
     return passed(
@@ -495,7 +584,14 @@ def _typed_calls(run: ScenarioRun) -> list[Mapping[str, Any]]:
 @check(
     "tools.output-schema-validated",
     requirements=["TL-3"],
-    level="SHOULD",
+    clauses=[
+        clause(TOOLS, "Clients SHOULD validate structured results against this schema"),
+        silent(
+            "the clause asks the client to validate; none binds it to surface a "
+            "structuredContent that is valid intact",
+            branch="valid-surfaced",
+        ),
+    ],
     revisions=("2025-06-18", "2025-11-25", "2026-07-28"),
     spec=TOOLS + "#output-schema",
     description="structuredContent that violates the tool's outputSchema is flagged to the "
@@ -517,13 +613,14 @@ def output_schema_validated(run: ScenarioRun) -> Verdict:
     surfaced = (good.surfaced or {}).get("structuredContent")
     if good.surfaced is None or not same_json(surfaced, valid):
         shown = _error(good) if good.surfaced is None else surfaced
-        return warn(
+        return violated(
             f"a structuredContent that matches its outputSchema was not surfaced intact: {shown!r}",
             evidence,
+            clause="valid-surfaced",
         )
     flagged = bad.surfaced is None or bad.surfaced.get("isError") is True
     if not flagged:
-        return warn(
+        return violated(
             "a structuredContent violating the outputSchema was surfaced as valid", evidence
         )
     return passed("the invalid structuredContent was flagged, the valid one surfaced", evidence)
@@ -540,7 +637,12 @@ async def list_call_and_list(session: Session) -> None:
 @check(
     "tools.relist-after-list-changed",
     requirements=["TL-5"],
-    level="SHOULD",
+    clauses=[
+        silent(
+            "the list-changed sentence binds the server (it SHOULD notify); only the "
+            "message-flow diagram shows the client listing again"
+        )
+    ],
     revisions=("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"),
     spec=TOOLS + "#list-changed-notification",
     description="After notifications/tools/list_changed the tool list is fetched anew (on the "
@@ -560,7 +662,7 @@ def relist_after_list_changed(run: ScenarioRun) -> Verdict:
         return unreported
     again = [r for r in run.requests("tools/list") if r["seq"] > notice["seq"]]
     if not again:
-        return warn(
+        return violated(
             "the tools were not fetched again after list_changed: the list the application "
             "got is the one from before the change",
             [notice, listing.to_json()],
@@ -572,7 +674,7 @@ def relist_after_list_changed(run: ScenarioRun) -> Verdict:
     fetched = _tool_names((answer["message"].get("result") or {}).get("tools"))
     shown = _tool_names((listing.value or {}).get("tools")) if listing.ok else None
     if not same_json(shown, fetched):
-        return warn(
+        return violated(
             f"the list fetched after list_changed was not surfaced: {listing.error or shown!r}",
             evidence,
         )
@@ -598,7 +700,10 @@ def _tasked(entry: Mapping[str, Any]) -> bool:
 @check(
     "tools.task-augmentation",
     requirements=["TL-9"],
-    level="MUST",
+    clauses=[
+        clause(TASKS, "clients MUST NOT attempt to invoke the tool as"),
+        clause(TASKS, "clients MUST invoke the tool as a task", branch="required-untasked"),
+    ],
     revisions=("2025-11-25",),
     spec="basic/utilities/tasks#tool-level-negotiation",
     description="With tasks.requests.tools.call declared, a tool whose taskSupport is absent "
@@ -615,14 +720,15 @@ def task_augmentation(run: ScenarioRun) -> Verdict:
         tasked = [e for e in sent if _tasked(e)]
         if tasked:
             why = "absent" if name == "plain" else name
-            return fail(f"{name} (taskSupport {why}) was called as a task", tasked[:1])
+            return violated(f"{name} (taskSupport {why}) was called as a task", tasked[:1])
     required = tool_calls(run, "required")
     if required:
         untasked = [e for e in required if not isinstance(params_of(e).get("task"), dict)]
         if untasked:
-            return fail(
+            return violated(
                 "required (taskSupport required) was called without task augmentation",
                 untasked[:1],
+                clause="required-untasked",
             )
         return passed(
             "only the tool that requires it was called as a task",
@@ -654,7 +760,7 @@ def task_augmentation(run: ScenarioRun) -> Verdict:
 @check(
     "tools.no-task-without-capability",
     requirements=["TL-9"],
-    level="MUST",
+    clauses=[clause(TASKS, "clients MUST NOT attempt to use task augmentation")],
     revisions=("2025-11-25",),
     spec="basic/utilities/tasks#capabilities",
     description="A server that did not declare tasks.requests.tools.call gets no task-augmented "
@@ -666,7 +772,7 @@ def no_task_without_capability(run: ScenarioRun) -> Verdict:
     calls = run.requests("tools/call")
     tasked = [e for e in calls if _tasked(e)]
     if tasked:
-        return fail(
+        return violated(
             "a tools/call was task-augmented although the server declared no tasks", tasked[:1]
         )
     return passed(f"{len(calls)} tools/call, none task-augmented", calls[:3])

@@ -26,15 +26,16 @@ from harness.judging import (
     Verdict,
     blocked,
     check,
+    clause,
     client_sent,
-    fail,
     fault,
     http,
     not_applicable,
     not_judged,
     passed,
+    silent,
     trigger,
-    warn,
+    violated,
 )
 from harness.protocol import same_json
 from harness.running import MAY_HAPPEN_BOUND, Operation, Scenario, ScenarioRun, Session
@@ -56,6 +57,14 @@ __all__ = ["SCENARIOS"]
 
 TRANSPORTS = "basic/transports"
 STREAMABLE = ("2025-03-26", "2025-06-18", "2025-11-25")
+
+# Where the clauses are: until 2025-11-25 one transports page (and the lifecycle page for
+# stdio shutdown and time-outs); at 2026-07-28 a page per transport.
+STDIO_2026 = "basic/transports/stdio"
+HTTP_2026 = "basic/transports/streamable-http"
+LIFECYCLE = "basic/lifecycle"
+BEFORE_2026 = ("2024-11-05", *STREAMABLE)
+NEW_STDIO = "client MUST NOT write anything to the server's stdin"
 
 Entry = Mapping[str, Any]
 Entries = Sequence[Entry]
@@ -149,7 +158,10 @@ _LINE_ROOTS = ("client.connect", "jsonrpc.messages-valid", *_WIRE_ROOTS[2:4])
 @check(
     "stdio.framing",
     requirements=["ST-1"],
-    level="MUST",
+    clauses=[
+        clause(TRANSPORTS, "and MUST NOT contain embedded newlines", *BEFORE_2026),
+        clause(STDIO_2026, "and MUST NOT contain embedded newlines", "2026-07-28"),
+    ],
     transports=["stdio"],
     spec=TRANSPORTS + "#stdio",
     description="Each line on the server's stdin is exactly one JSON-RPC message (no embedded newlines)",
@@ -160,7 +172,7 @@ def stdio_framing(run: ScenarioRun) -> Verdict:
     lines = _stdin_lines(run)
     split, others = invalid_lines(run, "stdio.framing")
     if split:
-        return fail(
+        return violated(
             f"a message was written over several lines (an embedded newline): "
             f"{split[0].get('reason')}",
             split[:3],
@@ -173,7 +185,10 @@ def stdio_framing(run: ScenarioRun) -> Verdict:
 @check(
     "stdio.only-mcp-messages",
     requirements=["ST-2"],
-    level="MUST",
+    clauses=[
+        clause(TRANSPORTS, NEW_STDIO, *BEFORE_2026),
+        clause(STDIO_2026, NEW_STDIO, "2026-07-28"),
+    ],
     transports=["stdio"],
     spec=TRANSPORTS + "#stdio",
     description="The client writes nothing to the server's stdin that is not a valid MCP message",
@@ -184,7 +199,7 @@ def stdio_only_mcp(run: ScenarioRun) -> Verdict:
     lines = _stdin_lines(run)
     invalid, others = invalid_lines(run, "stdio.only-mcp-messages")
     if invalid:
-        return fail(
+        return violated(
             f"the client wrote something that is not an MCP message: {invalid[0].get('reason')}",
             invalid[:3],
         )
@@ -196,7 +211,12 @@ def stdio_only_mcp(run: ScenarioRun) -> Verdict:
 @check(
     "stdio.no-batches",
     requirements=["RPC-6"],
-    level="MUST",
+    # The pages say only that messages are single ones (no keyword); from 2025-06-18 a
+    # batch is no valid MCP message (the schema has none), which stdin must not carry.
+    clauses=[
+        clause(TRANSPORTS, NEW_STDIO, "2025-06-18", "2025-11-25"),
+        clause(STDIO_2026, NEW_STDIO, "2026-07-28"),
+    ],
     revisions=("2025-06-18", "2025-11-25", "2026-07-28"),
     transports=["stdio"],
     spec="changelog",
@@ -209,7 +229,9 @@ def stdio_no_batches(run: ScenarioRun) -> Verdict:
     batches, others = invalid_lines(run, "stdio.no-batches")
     batches += [e for e in run.of_kind("note") if " is a batch of " in str(e.get("text", ""))]
     if batches:
-        return fail(f"the client wrote a batch, which {run.revision} does not have", batches[:3])
+        return violated(
+            f"the client wrote a batch, which {run.revision} does not have", batches[:3]
+        )
     if others:
         return judged_elsewhere(run, others)
     return passed(f"{len(lines)} lines, each a single message", lines[:2])
@@ -223,7 +245,10 @@ def _session_start(run: ScenarioRun) -> list[Entry]:
 @check(
     "stdio.shutdown-closes-stdin",
     requirements=["ST-4", "LC-10"],
-    level="SHOULD",
+    clauses=[
+        clause(LIFECYCLE, "client SHOULD initiate shutdown by", *BEFORE_2026),
+        clause(STDIO_2026, "client SHOULD initiate shutdown by", "2026-07-28"),
+    ],
     transports=["stdio"],
     spec=TRANSPORTS + "#stdio",
     description="To shut down, the client first closes the server's stdin before any signal",
@@ -238,12 +263,12 @@ def stdio_shutdown(run: ScenarioRun) -> Verdict:
     if ends and ends[0]["kind"] == "exit":
         return not_applicable("the server had exited on its own before the client closed", ends[:1])
     if not ends:
-        return warn(
+        return violated(
             "the server saw neither stdin closing nor a signal: it was killed outright (SIGKILL)",
             session,
         )
     if ends[0]["kind"] == "signal":
-        return warn(
+        return violated(
             f"the client sent {ends[0].get('signal')} without closing stdin first",
             [*session, *ends],
         )
@@ -277,7 +302,14 @@ _AFTER_BAD_LINES = _call_after_faults("second", "garbage", "oversized_line")
 @check(
     "stdio.stderr-not-an-error",
     requirements=["ST-3"],
-    level="SHOULD",
+    clauses=[
+        clause(
+            TRANSPORTS, "SHOULD NOT assume stderr output indicates error conditions", "2025-11-25"
+        ),
+        clause(
+            STDIO_2026, "SHOULD NOT assume stderr output indicates error conditions", "2026-07-28"
+        ),
+    ],
     revisions=("2025-11-25", "2026-07-28"),
     transports=["stdio"],
     spec=TRANSPORTS + "#stdio",
@@ -290,7 +322,7 @@ def stdio_stderr_not_an_error(run: ScenarioRun) -> Verdict:
     if (unjudged := crashed(call)) is not None:
         return unjudged
     if call is None or not _text_result(call, "first"):
-        return warn(
+        return violated(
             f"after the server wrote to stderr the next call {surfaced(call) if call else 'was lost'}",
             evidence,
         )
@@ -300,7 +332,12 @@ def stdio_stderr_not_an_error(run: ScenarioRun) -> Verdict:
 @check(
     "stdio.bad-lines-skipped",
     requirements=["ST-1"],
-    level="SHOULD",
+    clauses=[
+        silent(
+            "only the server is bound (it must not write what is no MCP message on stdout); "
+            "no sentence asks the client to skip such a line, nor sets a line length"
+        ),
+    ],
     transports=["stdio"],
     spec=TRANSPORTS + "#stdio",
     description="A line from the server that is not JSON, and a 200 kB line, cost only themselves: the next call works",
@@ -312,7 +349,7 @@ def stdio_bad_lines_skipped(run: ScenarioRun) -> Verdict:
     if (unjudged := crashed(call)) is not None:
         return unjudged
     if call is None or not _text_result(call, "second"):
-        return warn(
+        return violated(
             "after a garbage line and a long line the next call "
             f"{surfaced(call) if call else 'was lost'}",
             evidence,
@@ -335,7 +372,29 @@ _CRASH_DURING_CALL = trigger("the server exited while answering a tools/call", _
 @check(
     "stdio.crash-surfaced",
     requirements=["LC-9"],
-    level="SHOULD",
+    clauses=[
+        silent("the spec asks for time-outs, not for noticing a server's exit before one expires"),
+        silent(
+            "no sentence speaks of a result for a call whose server exited (2026-07-28: "
+            "in-flight requests are simply lost, no keyword)",
+            branch="result-surfaced",
+        ),
+        clause(
+            LIFECYCLE,
+            "SHOULD implement appropriate timeouts for all requests",
+            "2024-11-05",
+            branch="hung",
+        ),
+        clause(
+            LIFECYCLE, "SHOULD establish timeouts for all sent requests", *STREAMABLE, branch="hung"
+        ),
+        clause(
+            "basic/patterns/cancellation",
+            "SHOULD establish timeouts for all sent requests",
+            "2026-07-28",
+            branch="hung",
+        ),
+    ],
     transports=["stdio"],
     spec=TRANSPORTS + "#stdio",
     description="A call whose server process exits mid-call fails promptly with an error, not a hang or a time-out",
@@ -349,13 +408,19 @@ def stdio_crash_surfaced(run: ScenarioRun) -> Verdict:
     if call is None:
         return not_applicable("the harness asked no call_tool of crash", evidence)
     if call.ok:
-        return fail(f"the client surfaced a result from a crashed server: {call.value}", evidence)
+        return violated(
+            f"the client surfaced a result from a crashed server: {call.value}",
+            evidence,
+            clause="result-surfaced",
+        )
     if call.hung:
-        return warn(
-            f"the client never noticed the server exit: the call {surfaced(call)}", evidence
+        return violated(
+            f"the client never noticed the server exit: the call {surfaced(call)}",
+            evidence,
+            clause="hung",
         )
     if (call.error or {}).get("kind") == "timeout":
-        return warn(
+        return violated(
             f"the client only noticed the crash when its time-out expired ({call.seconds:.1f} s)",
             evidence,
         )
@@ -375,7 +440,7 @@ _RESTART_TOOLS = ["add", "crash"]  # what fixtures/stdio/restart.json lists
 @check(
     "stdio.restart-after-exit",
     requirements=["ST-5"],
-    level="SHOULD",
+    clauses=[clause(STDIO_2026, "the client SHOULD restart it")],
     revisions=("2026-07-28",),
     transports=["stdio"],
     spec="basic/transports/stdio",
@@ -392,14 +457,14 @@ def stdio_restart_after_exit(run: ScenarioRun) -> Verdict:
     # Each server process records a start entry; one after the crash is a new process.
     restarts = [e for e in run.of_kind("start") if _seq(e) > _seq(crash)]
     if not restarts:
-        return warn(
+        return violated(
             f"the server was not started again after it exited; list_tools {surfaced(listing)}",
             [crash, *op_evidence(listing)],
         )
     relisted = [e for e in run.requests("tools/list") if _seq(e) > _seq(restarts[0])]
     evidence = [crash, restarts[0], *relisted[:1], *op_evidence(listing)]
     if not relisted or not same_json(_tool_names(listing), _RESTART_TOOLS):
-        return warn(
+        return violated(
             "a new server process started, but the list_tools after the crash was not "
             f"served by it: list_tools {surfaced(listing)}",
             evidence,
@@ -454,13 +519,24 @@ def _dropped_calls(run: ScenarioRun) -> list[tuple[Entry, Operation | None]]:
 @check(
     "http.dropped-connection-surfaced",
     requirements=["HT-3", "LC-9"],
-    level="MUST",
+    clauses=[
+        silent(
+            "the spec asks for time-outs, not for noticing a broken connection before one "
+            "expires (disconnection may occur at any time)"
+        ),
+        silent(
+            "no sentence speaks of a response cut short: the client must support JSON and "
+            "SSE answers, which says nothing of a body or stream that breaks off",
+            branch="result-surfaced",
+        ),
+        clause(LIFECYCLE, "SHOULD establish timeouts for all sent requests", branch="hung"),
+    ],
     transports=["http"],
     revisions=STREAMABLE,
     spec=TRANSPORTS + "#streamable-http",
     description="A response whose connection breaks mid-body (a JSON body cut in half, an SSE "
-    "stream without event ids cut inside the response event) fails with an error (MUST: never "
-    "a result), promptly (SHOULD: not only when a time-out expires)",
+    "stream without event ids cut inside the response event) fails with an error: never a "
+    "result, never a hang, and not only when a time-out expires",
     trigger=fault("drop_connection"),
 )
 def dropped_connection_surfaced(run: ScenarioRun) -> Verdict:
@@ -472,14 +548,20 @@ def dropped_connection_surfaced(run: ScenarioRun) -> Verdict:
             return unjudged
     for call in calls:
         if call.ok:
-            return fail(f"a result was surfaced from a response cut short: {call.value}", evidence)
+            return violated(
+                f"a result was surfaced from a response cut short: {call.value}",
+                evidence,
+                clause="result-surfaced",
+            )
         if call.hung:
-            return fail(
-                f"the client never noticed a broken connection: the call {surfaced(call)}", evidence
+            return violated(
+                f"the client never noticed a broken connection: the call {surfaced(call)}",
+                evidence,
+                clause="hung",
             )
     slow = [c for c in calls if (c.error or {}).get("kind") == "timeout"]
     if slow:
-        return warn(
+        return violated(
             f"a broken connection was only noticed when a time-out expired ({slow[0].seconds:.1f} s)",
             evidence,
         )
@@ -500,7 +582,12 @@ def _call_after_drops(run: ScenarioRun) -> list[Entry]:
 @check(
     "http.session-survives-dropped-connection",
     requirements=["HT-3", "HT-9"],
-    level="SHOULD",
+    clauses=[
+        silent(
+            "no sentence says a broken connection leaves the session usable: a session ends "
+            "by the server's 404 or the client's DELETE, and disconnection may occur"
+        ),
+    ],
     transports=["http"],
     revisions=STREAMABLE,
     spec=TRANSPORTS + "#session-management",
@@ -515,7 +602,7 @@ def session_survives_dropped_connection(run: ScenarioRun) -> Verdict:
     if (unjudged := crashed(after)) is not None:
         return unjudged
     if not _text_result(after, "4"):
-        return warn(
+        return violated(
             f"after a broken connection the next call {surfaced(after) if after else 'was lost'}",
             evidence,
         )
@@ -542,7 +629,10 @@ def _media_types(entry: Entry) -> set[str]:
 @check(
     "http.accept-header",
     requirements=["HT-2", "HM-1"],
-    level="MUST",
+    clauses=[
+        clause(TRANSPORTS, "MUST include an Accept header, listing both", *STREAMABLE),
+        clause(HTTP_2026, "MUST include an Accept header listing both", "2026-07-28"),
+    ],
     transports=["http"],
     revisions=(*STREAMABLE, "2026-07-28"),
     spec=TRANSPORTS + "#sending-messages-to-the-server",
@@ -554,14 +644,14 @@ def accept_header(run: ScenarioRun) -> Verdict:
     posts = http_requests(run, "POST")
     for post in posts:
         if not {"application/json", "text/event-stream"} <= _media_types(post):
-            return fail(f"a POST has Accept {header(post, 'accept')!r}", [post])
+            return violated(f"a POST has Accept {header(post, 'accept')!r}", [post])
     return passed(f"all {len(posts)} POSTs accept both JSON and SSE", posts[:2])
 
 
 @check(
     "http.get-stream-accept",
     requirements=["HT-6"],
-    level="MUST",
+    clauses=[clause(TRANSPORTS, "MUST include an Accept header, listing text/event-stream")],
     transports=["http"],
     revisions=STREAMABLE,
     spec=TRANSPORTS + "#listening-for-messages-from-the-server",
@@ -573,14 +663,30 @@ def get_stream_accept(run: ScenarioRun) -> Verdict:
     gets = http_requests(run, "GET")
     for get in gets:
         if "text/event-stream" not in _media_types(get):
-            return fail(f"a GET has Accept {header(get, 'accept')!r}", [get])
+            return violated(f"a GET has Accept {header(get, 'accept')!r}", [get])
     return passed(f"all {len(gets)} GETs accept text/event-stream", gets[:2])
 
 
 @check(
     "http.one-message-per-post",
     requirements=["HT-1", "RPC-6"],
-    level="MUST",
+    clauses=[
+        clause(TRANSPORTS, "client MUST be a new HTTP POST request", *STREAMABLE),
+        clause(HTTP_2026, "client MUST be a new HTTP POST request", "2026-07-28"),
+        silent(
+            "at 2025-03-26 a POST body may be a batch (an array), so none is judged",
+            "2025-03-26",
+            branch="batch",
+        ),
+        clause(
+            TRANSPORTS,
+            "POST request MUST be a single JSON-RPC",
+            "2025-06-18",
+            "2025-11-25",
+            branch="batch",
+        ),
+        clause(HTTP_2026, "HTTP POST MUST be a single JSON-RPC", "2026-07-28", branch="batch"),
+    ],
     transports=["http"],
     revisions=(*STREAMABLE, "2026-07-28"),
     spec=TRANSPORTS + "#sending-messages-to-the-server",
@@ -593,12 +699,12 @@ def one_message_per_post(run: ScenarioRun) -> Verdict:
     endpoint = run.scenario.load().http.path
     for post in posts:
         if post.get("path") != endpoint:
-            return fail(
+            return violated(
                 f"a POST went to {post.get('path')!r}, not the MCP endpoint {endpoint!r}", [post]
             )
         body = (post.get("body") or "").lstrip()
         if body.startswith("[") and run.revision != "2025-03-26":
-            return fail("a POST body is a JSON array (a batch)", [post])
+            return violated("a POST body is a JSON array (a batch)", [post], clause="batch")
     return passed(f"{len(posts)} POSTs to {endpoint}, one message each", posts[:2])
 
 
@@ -660,7 +766,7 @@ def _under_a_session(run: ScenarioRun) -> list[Entry]:
 @check(
     "http.session-id-echoed",
     requirements=["HT-8"],
-    level="MUST",
+    clauses=[clause(TRANSPORTS, "Streamable HTTP transport MUST include it in the")],
     transports=["http"],
     revisions=STREAMABLE,
     spec=TRANSPORTS + "#session-management",
@@ -674,7 +780,7 @@ def session_echoed(run: ScenarioRun) -> Verdict:
         for request in session.later:
             sent = header(request, "mcp-session-id")
             if sent != session.session_id:
-                return fail(
+                return violated(
                     f"a {request.get('method')} carries session id {sent!r}, "
                     f"not {session.session_id!r}",
                     [session.answer, request],
@@ -693,7 +799,10 @@ def _after_negotiation(run: ScenarioRun) -> list[Entry]:
 @check(
     "http.protocol-version-header",
     requirements=["HT-11"],
-    level="MUST",
+    clauses=[
+        clause(TRANSPORTS, "If using HTTP, the client MUST include"),
+        clause(TRANSPORTS, "sent by the client SHOULD be the one", branch="not-negotiated"),
+    ],
     transports=["http"],
     revisions=("2025-06-18", "2025-11-25"),
     spec=TRANSPORTS + "#protocol-version-header",
@@ -708,15 +817,16 @@ def protocol_version_header(run: ScenarioRun) -> Verdict:
         for request in handshake.later:
             sent = header(request, "mcp-protocol-version")
             if sent is None:
-                return fail(
+                return violated(
                     f"a {request.get('method')} after initialize has no MCP-Protocol-Version",
                     [handshake.answer, request],
                 )
             if not same_json(sent, handshake.version):
-                return warn(
+                return violated(
                     f"a {request.get('method')} carries MCP-Protocol-Version {sent!r}, "
                     f"not the negotiated {handshake.version!r}",
                     [handshake.answer, request],
+                    clause="not-negotiated",
                 )
     later = [r for h in negotiated for r in h.later]
     return passed(
@@ -732,7 +842,7 @@ def _sessions_issued(run: ScenarioRun) -> list[Entry]:
 @check(
     "http.delete-session",
     requirements=["HT-10", "LC-10"],
-    level="SHOULD",
+    clauses=[clause(TRANSPORTS, "SHOULD send an HTTP DELETE to the MCP endpoint")],
     transports=["http"],
     revisions=STREAMABLE,
     spec=TRANSPORTS + "#session-management",
@@ -744,10 +854,10 @@ def delete_session(run: ScenarioRun) -> Verdict:
     last = [h for h in _handshakes(run) if h.session_id is not None][-1]
     deletes = [r for r in last.later if r.get("method") == "DELETE"]
     if not deletes:
-        return warn("the client closed without a DELETE of its session", [last.answer])
+        return violated("the client closed without a DELETE of its session", [last.answer])
     sent = header(deletes[-1], "mcp-session-id")
     if sent != last.session_id:
-        return warn(
+        return violated(
             f"the DELETE names session {sent!r}, not {last.session_id!r}", [last.answer, *deletes]
         )
     return passed("the session was ended with DELETE and its id", [last.answer, deletes[-1]])
@@ -773,7 +883,7 @@ def _session_gone(run: ScenarioRun) -> list[Entry]:
 @check(
     "http.new-session-after-404",
     requirements=["HT-9"],
-    level="MUST",
+    clauses=[clause(TRANSPORTS, "it MUST start a new session by sending")],
     transports=["http"],
     revisions=STREAMABLE,
     spec=TRANSPORTS + "#session-management",
@@ -791,16 +901,18 @@ def new_session_after_404(run: ScenarioRun) -> Verdict:
         if last and (unjudged := crashed(last[0])) is not None:
             return unjudged
         what = "no request" if posts else "nothing"
-        return fail(
+        return violated(
             f"the client sent {what} after the 404",
             [request, gone, *posts[:2], *op_evidence(*last)],
         )
     first = after[0]
     if not _is_initialize(first):
         methods = [m.get("method") for m in body_messages(first)]
-        return fail(f"after the 404 the client sent {methods}, not a new initialize", [gone, first])
+        return violated(
+            f"after the 404 the client sent {methods}, not a new initialize", [gone, first]
+        )
     if header(first, "mcp-session-id") is not None:
-        return fail("the new initialize still carries the expired session id", [gone, first])
+        return violated("the new initialize still carries the expired session id", [gone, first])
     return passed("the client re-initialized without the expired session id", [gone, first])
 
 
@@ -857,7 +969,12 @@ def _sse_answer(run: ScenarioRun) -> list[Entry]:
 @check(
     "http.json-and-sse-answers",
     requirements=["HT-3", "HM-6"],
-    level="MUST",
+    # SSE comment lines are part of text/event-stream (2026-07-28 adds only a lowercase
+    # "clients must ignore such lines"): a client that fails on them fails the SSE case.
+    clauses=[
+        clause(TRANSPORTS, "The client MUST support both these cases", *STREAMABLE),
+        clause(HTTP_2026, "The client MUST support both.", "2026-07-28"),
+    ],
     transports=["http"],
     revisions=(*STREAMABLE, "2026-07-28"),
     spec=TRANSPORTS + "#sending-messages-to-the-server",
@@ -876,13 +993,13 @@ def json_and_sse(run: ScenarioRun) -> Verdict:
         if (unjudged := crashed(operation)) is not None:
             return unjudged
     if json_answer and not same_json(_tool_names(listing), ["add"]):
-        return fail(
+        return violated(
             "the JSON answer to tools/list was not surfaced: list_tools "
             f"{surfaced(listing) if listing else 'was not asked'}",
             evidence,
         )
     if sse_answer and not _text_result(call, "3"):
-        return fail(
+        return violated(
             "the SSE answer to tools/call was not surfaced: call_tool "
             f"{surfaced(call) if call else 'was not asked'}",
             evidence,
@@ -917,7 +1034,12 @@ def _saw_get_refused(entries: Entries) -> bool:
 @check(
     "http.get-405-tolerated",
     requirements=["HT-6"],
-    level="MUST",
+    clauses=[
+        silent(
+            "only the server is bound (it must answer the GET with a stream or 405); the "
+            "client may issue the GET, and no sentence says how it takes the 405"
+        ),
+    ],
     transports=["http"],
     revisions=STREAMABLE,
     spec=TRANSPORTS + "#listening-for-messages-from-the-server",
@@ -936,7 +1058,7 @@ def get_405_tolerated(run: ScenarioRun) -> Verdict:
         return not_applicable("no tools/list went out after the GET was refused", evidence)
     for listing in listings:
         if not same_json(_tool_names(listing), ["add"]):
-            return fail(
+            return violated(
                 f"after the GET stream was refused, list_tools {surfaced(listing)}", evidence
             )
     return passed(
@@ -962,7 +1084,12 @@ def _accepted(run: ScenarioRun) -> list[tuple[Entry, Entry]]:
 @check(
     "http.accepts-202",
     requirements=["HT-4"],
-    level="MUST",
+    clauses=[
+        silent(
+            "only the server is bound (it must return 202 Accepted with no body); no "
+            "sentence tells the client how to take the 202"
+        ),
+    ],
     transports=["http"],
     revisions=STREAMABLE,
     spec=TRANSPORTS + "#sending-messages-to-the-server",
@@ -985,7 +1112,7 @@ def accepts_202(run: ScenarioRun) -> Verdict:
             if _seq(p) > _seq(answer) and same_json(body_messages(p), body_messages(post))
         ]
         if again:
-            return fail(
+            return violated(
                 "the client sent a message again after the mock accepted it with 202",
                 [post, answer, again[0]],
             )
@@ -1010,7 +1137,7 @@ def accepts_202(run: ScenarioRun) -> Verdict:
         evidence = [post, answer, *op_evidence(connect)]
         if heard_later:  # something else came after the 202: the failure may be its own
             return blocked("client.connect", f"connect {surfaced(connect)}", evidence)
-        return fail(
+        return violated(
             f"the mock accepted notifications/initialized with 202, its last answer, and "
             f"connect {surfaced(connect)}",
             evidence,
@@ -1092,7 +1219,27 @@ def _closed_stream(run: ScenarioRun) -> list[Entry]:
 @check(
     "http.resume-with-last-event-id",
     requirements=["HT-7"],
-    level="SHOULD",
+    clauses=[
+        clause(TRANSPORTS, "it SHOULD issue an HTTP GET to the"),
+        silent(
+            "before 2025-11-25 the GET is asked only if the client wishes to resume; "
+            "nothing asks it to reconnect",
+            "2025-03-26",
+            "2025-06-18",
+            branch="no-reconnect",
+        ),
+        clause(
+            TRANSPORTS,
+            'The client SHOULD then "poll" the SSE stream',
+            "2025-11-25",
+            branch="no-reconnect",
+        ),
+        silent(
+            "no sentence binds the client to what follows the resumption (the server may "
+            "replay the stream)",
+            branch="answer-lost",
+        ),
+    ],
     transports=["http"],
     revisions=STREAMABLE,
     spec=TRANSPORTS + "#resumability-and-redelivery",
@@ -1107,19 +1254,22 @@ def resume_with_last_event_id(run: ScenarioRun) -> Verdict:
     get = _reconnection(run, broken)
     evidence = [*_closed_stream(run), *([get] if get else []), *op_evidence(call)]
     if get is None:
-        return warn("the client never reconnected after the stream closed", evidence)
+        return violated(
+            "the client never reconnected after the stream closed", evidence, clause="no-reconnect"
+        )
     sent = header(get, "last-event-id")
     if broken.last_id is None or not same_json(sent, broken.last_id):
-        return warn(
+        return violated(
             f"the GET carries Last-Event-ID {sent!r}, not the last event id {broken.last_id!r}",
             evidence,
         )
     if (unjudged := crashed(call)) is not None:
         return unjudged
     if not _text_result(call, "3"):
-        return warn(
+        return violated(
             f"the stream was resumed, but call_tool {surfaced(call) if call else 'was not asked'}",
             evidence,
+            clause="answer-lost",
         )
     return passed("the stream was resumed with Last-Event-ID and the answer surfaced", evidence)
 
@@ -1133,7 +1283,7 @@ def _closed_after_retry(run: ScenarioRun) -> list[Entry]:
 @check(
     "http.retry-honoured",
     requirements=["HT-7"],
-    level="MUST",
+    clauses=[clause(TRANSPORTS, "The client MUST respect the retry field")],
     transports=["http"],
     revisions=("2025-11-25",),
     spec=TRANSPORTS + "#resumability-and-redelivery",
@@ -1156,7 +1306,7 @@ def retry_honoured(run: ScenarioRun) -> Verdict:
     waited = float(get["t"]) - float(broken.end["t"])
     evidence = [event, broken.end, get]
     if waited + 0.005 < retry_ms / 1000:
-        return fail(
+        return violated(
             f"the client reconnected after {waited * 1000:.0f} ms; retry asked for {retry_ms} ms",
             evidence,
         )
@@ -1185,7 +1335,7 @@ def _posts_after_endpoint(run: ScenarioRun) -> list[Entry]:
 @check(
     "sse-legacy.posts-to-endpoint",
     requirements=["HT-13"],
-    level="MUST",
+    clauses=[clause(TRANSPORTS, "All subsequent client messages MUST be sent")],
     revisions=("2024-11-05",),
     transports=["sse-legacy"],
     spec=TRANSPORTS + "#http-with-sse",
@@ -1200,7 +1350,7 @@ def posts_to_endpoint(run: ScenarioRun) -> Verdict:
     posts = _posts_after_endpoint(run)
     for post in posts:
         if post.get("path") != path:
-            return fail(
+            return violated(
                 f"a POST went to {post.get('path')!r}, not the endpoint {path!r}", [endpoint, post]
             )
     return passed(f"all {len(posts)} POSTs went to the endpoint {path}", [endpoint, *posts[:2]])
@@ -1218,7 +1368,12 @@ def _post_refused(run: ScenarioRun) -> list[Entry]:
 @check(
     "http.legacy-fallback",
     requirements=["HT-12"],
-    level="SHOULD",
+    clauses=[
+        silent(
+            "2024-11-05 has no Streamable HTTP and no fallback; later revisions describe it "
+            "with a lowercase should only"
+        ),
+    ],
     revisions=("2024-11-05",),
     transports=["sse-legacy"],
     spec=TRANSPORTS + "#backwards-compatibility",
@@ -1236,15 +1391,17 @@ def legacy_fallback(run: ScenarioRun) -> Verdict:
     endpoint = _endpoint_event(run)
     evidence = [post, refusal, *([endpoint] if endpoint else []), *op_evidence(connect, listing)]
     if endpoint is None or _seq(endpoint) < _seq(refusal):
-        return warn("after the refused POST the client never opened the HTTP+SSE stream", evidence)
+        return violated(
+            "after the refused POST the client never opened the HTTP+SSE stream", evidence
+        )
     if listing is None:
-        return warn(
+        return violated(
             f"connecting over HTTP+SSE failed: connect {surfaced(connect) if connect else 'was not asked'}",
             evidence,
         )
     names = _tool_names(listing)
     if not names:
-        return warn(f"over HTTP+SSE list_tools {surfaced(listing)}", evidence)
+        return violated(f"over HTTP+SSE list_tools {surfaced(listing)}", evidence)
     return passed("the client fell back to HTTP+SSE and the session works", evidence)
 
 
@@ -1266,7 +1423,7 @@ async def connect_by_url(session: Session) -> None:
 @check(
     "http.cancel-explicitly",
     requirements=["HT-5", "CANCEL"],
-    level="SHOULD",
+    clauses=[clause(TRANSPORTS, "the client SHOULD explicitly send an MCP CancelledNotification")],
     transports=["http"],
     revisions=STREAMABLE,
     spec=TRANSPORTS + "#sending-messages-to-the-server",
@@ -1274,7 +1431,7 @@ async def connect_by_url(session: Session) -> None:
     trigger=client_sent("tools/call", name="slow"),
 )
 def cancel_explicitly(run: ScenarioRun) -> Verdict:
-    return cancelled_by_notification(run, "slow", warn)
+    return cancelled_by_notification(run, "slow", violated)
 
 
 def _sent(method: str) -> Callable[[Entries], bool]:

@@ -17,13 +17,14 @@ from harness.judging import (
     Verdict,
     asked,
     check,
+    clause,
     client_sent,
-    fail,
     not_applicable,
     passed,
     server_sent,
+    silent,
     trigger,
-    warn,
+    violated,
 )
 from harness.protocol import META_SUBSCRIPTION_ID, same_json
 from harness.running import Entries, Operation, Scenario, ScenarioRun, Session
@@ -61,6 +62,11 @@ SLOW_DONE = [{"type": "text", "text": "slow done"}]
 _SLOW_STREAM = 2.0
 """Seconds more than the same call on a stream that ended, after which a result taken
 from a stream left open counts as waited for."""
+
+LIFECYCLE = "basic/lifecycle"
+SUBSCRIPTIONS_PAGE = "basic/patterns/subscriptions"
+ONLY_NEGOTIATED = "- Respect the negotiated protocol version - Only use capabilities"
+"""The list under 'Both parties SHOULD/MUST:' whose second item is the rule of LC-7."""
 
 
 # -- shared ----------------------------------------------------------------------------------
@@ -127,7 +133,9 @@ def _only_if_declared(
         return not_applicable(f"the server declared {capability}, so {method} was allowed", sent)
     evidence = [*_initialize_evidence(run), *sent, *op_evidence(operation)]
     if sent:
-        return fail(f"{method} was sent to a server that did not declare {capability}", evidence)
+        return violated(
+            f"{method} was sent to a server that did not declare {capability}", evidence
+        )
     assert operation is not None  # the trigger: the harness asked for it
     return passed(
         f"asked to {op}, the client sent no {method} to a server without {capability} "
@@ -148,7 +156,14 @@ async def set_level(session: Session) -> None:
 @check(
     "features.set-level-sent",
     requirements=["LOG"],
-    level="MUST",
+    clauses=[
+        clause("server/utilities/logging", "clients MAY send a logging/setLevel request"),
+        silent(
+            "the logging page says nothing of the client handing the result of "
+            "logging/setLevel to its application",
+            branch="not-surfaced",
+        ),
+    ],
     revisions=HANDSHAKE,
     spec="server/utilities/logging#setting-log-level",
     description="asked to set the log level of a server that declared logging, the client "
@@ -161,7 +176,7 @@ def set_level_sent(run: ScenarioRun) -> Verdict:
     sent = [dict(m) for m in client_sent("logging/setLevel").find(run)]
     evidence = [*sent, *op_evidence(operation)]
     if not sent:
-        return fail(
+        return violated(
             f"asked to set the level warning, the client sent no logging/setLevel "
             f"(it {surfaced(operation)})",
             evidence,
@@ -170,13 +185,17 @@ def set_level_sent(run: ScenarioRun) -> Verdict:
     # its application asks for warning.
     levels = [params_of(m).get("level") for m in sent]
     if not any(same_json(level, "warning") for level in levels):
-        return fail(
+        return violated(
             f"logging/setLevel asked for the level {' and '.join(map(repr, levels))}, "
             "never 'warning'",
             evidence,
         )
     if not operation.ok:
-        return fail(f"the server answered {{}}, but the client {surfaced(operation)}", evidence)
+        return violated(
+            f"the server answered {{}}, but the client {surfaced(operation)}",
+            evidence,
+            clause="not-surfaced",
+        )
     return passed("logging/setLevel with the level warning, answered and surfaced", evidence)
 
 
@@ -219,7 +238,10 @@ async def subscribe_undeclared(session: Session) -> None:
 @check(
     "features.subscribe-only-if-declared",
     requirements=["RES", "LC-7"],
-    level="MUST",
+    clauses=[
+        clause(LIFECYCLE, "SHOULD: " + ONLY_NEGOTIATED, "2024-11-05", "2025-03-26"),
+        clause(LIFECYCLE, "MUST: " + ONLY_NEGOTIATED, "2025-06-18", "2025-11-25"),
+    ],
     revisions=HANDSHAKE,
     spec="server/resources#capabilities",
     description="resources/subscribe is never sent to a server whose resources capability "
@@ -241,7 +263,17 @@ def subscribe_only_if_declared(run: ScenarioRun) -> Verdict:
 @check(
     "features.resource-updates-surfaced",
     requirements=["RES"],
-    level="SHOULD",
+    clauses=[
+        silent(
+            "the subscriptions section only says clients 'can' subscribe and receive "
+            "notifications; nothing binds the client to surface an update"
+        ),
+        silent(
+            "resources/unsubscribe is on no prose page at these revisions (only in the "
+            "schema, with a lowercase 'should'), so nothing requires it",
+            branch="no-unsubscribe",
+        ),
+    ],
     revisions=HANDSHAKE,
     spec="server/resources#subscriptions",
     description="a subscribed resource's notifications/resources/updated reaches the "
@@ -254,7 +286,7 @@ def resource_updates_surfaced(run: ScenarioRun) -> Verdict:
     handed = [e for e in _surfaced(run, "notifications/resources/updated")]
     evidence = [*subscribed, *updates, *handed]
     if not [e for e in handed if same_json(e["params"].get("uri"), NOTES_URI)]:
-        return warn(
+        return violated(
             "the server said the subscribed resource was updated, and the client did not "
             "surface notifications/resources/updated for it",
             evidence,
@@ -262,10 +294,11 @@ def resource_updates_surfaced(run: ScenarioRun) -> Verdict:
     unsubscribed = [dict(m) for m in client_sent("resources/unsubscribe", uri=NOTES_URI).find(run)]
     operation = _asked_once(run, "unsubscribe_resource")
     if not unsubscribed:
-        return warn(
+        return violated(
             f"asked to unsubscribe, the client sent no resources/unsubscribe for {NOTES_URI} "
             f"(it {surfaced(operation) if operation else 'was never asked'})",
             [*evidence, *op_evidence(operation)],
+            clause="no-unsubscribe",
         )
     return passed(
         "the update was surfaced, and the client unsubscribed from the same URI",
@@ -277,6 +310,7 @@ def resource_updates_surfaced(run: ScenarioRun) -> Verdict:
 
 TEMPLATE_NAMES = ["notes", "logs"]  # fixtures/features/resource-templates.json, two pages
 TEMPLATES_CURSOR = "page-2 +/="
+PAGINATION = "server/utilities/pagination"
 
 
 async def list_templates(session: Session) -> None:
@@ -287,7 +321,10 @@ async def list_templates(session: Session) -> None:
 @check(
     "features.resource-templates-listed",
     requirements=["RES", "TL-1"],
-    level="MUST",
+    clauses=[
+        clause(PAGINATION, "Clients SHOULD: - Treat a missing nextCursor"),
+        clause(PAGINATION, "Clients MUST treat cursors as opaque tokens", branch="cursor-modified"),
+    ],
     revisions=HANDSHAKE,
     spec="server/resources#resource-templates",
     description="resources/templates/list follows nextCursor verbatim, and every template of "
@@ -301,15 +338,17 @@ def resource_templates_listed(run: ScenarioRun) -> Verdict:
     evidence = [*pages, *op_evidence(operation)]
     cursors = [(p["message"].get("params") or {}).get("cursor") for p in pages]
     if TEMPLATES_CURSOR not in cursors:
-        return fail(
+        reason = (
             f"the first page ended with nextCursor {TEMPLATES_CURSOR!r}, and the client asked "
-            f"with the cursors {cursors!r}",
-            evidence,
+            f"with the cursors {cursors!r}"
         )
+        if any(cursor is not None for cursor in cursors):  # a cursor, not the one given
+            return violated(reason, evidence, clause="cursor-modified")
+        return violated(reason, evidence)  # the next page never asked for
     templates = (operation.value or {}).get("resourceTemplates") if operation.ok else None
     names = [t.get("name") for t in templates or [] if isinstance(t, dict)]
     if names != TEMPLATE_NAMES:
-        return fail(
+        return violated(
             f"both pages were answered, and the client {surfaced(operation)} "
             f"(templates {names!r}, not {TEMPLATE_NAMES!r})",
             evidence,
@@ -340,7 +379,10 @@ COMPLETION_REVISIONS = ("2025-03-26", "2025-06-18", "2025-11-25")
 @check(
     "features.complete-only-if-declared",
     requirements=["COMPLETION", "LC-7"],
-    level="MUST",
+    clauses=[
+        clause(LIFECYCLE, "SHOULD: " + ONLY_NEGOTIATED, "2025-03-26"),
+        clause(LIFECYCLE, "MUST: " + ONLY_NEGOTIATED, "2025-06-18", "2025-11-25"),
+    ],
     revisions=COMPLETION_REVISIONS,
     spec="server/utilities/completion#capabilities",
     description="completion/complete is never sent to a server that did not declare completions",
@@ -359,7 +401,13 @@ def complete_only_if_declared(run: ScenarioRun) -> Verdict:
 @check(
     "features.completion-surfaced",
     requirements=["COMPLETION"],
-    level="MUST",
+    clauses=[
+        silent(
+            "the completion/complete request is described without a keyword, and the page's "
+            "client SHOULDs (debounce, cache, handle partial results) say nothing of passing "
+            "the ref, the argument or the values on intact"
+        ),
+    ],
     revisions=COMPLETION_REVISIONS,
     spec="server/utilities/completion#requesting-completions",
     description="completion/complete carries the ref and the argument asked for, and the "
@@ -374,20 +422,20 @@ def completion_surfaced(run: ScenarioRun) -> Verdict:
     if not same_json(params.get("ref"), PROMPT_REF) or not same_json(
         params.get("argument"), ARGUMENT
     ):
-        return fail(
+        return violated(
             f"completion/complete asked for ref {params.get('ref')!r} and argument "
             f"{params.get('argument')!r}, not {PROMPT_REF!r} and {ARGUMENT!r}",
             evidence,
         )
     if operation is None or not operation.ok:
-        return fail(
+        return violated(
             f"the server answered with completions, but the client "
             f"{surfaced(operation) if operation else 'reported nothing'}",
             evidence,
         )
     values = ((operation.value or {}).get("completion") or {}).get("values")
     if not same_json(values, COMPLETIONS):
-        return fail(f"the client surfaced the values {values!r}, not {COMPLETIONS!r}", evidence)
+        return violated(f"the client surfaced the values {values!r}, not {COMPLETIONS!r}", evidence)
     return passed("the completion request and its values, intact", evidence)
 
 
@@ -416,7 +464,19 @@ async def change_roots(session: Session) -> None:
 @check(
     "features.roots-list-changed",
     requirements=["ROOTS", "LC-6"],
-    level="MUST",
+    clauses=[
+        clause("client/roots", "clients that support listChanged MUST send a notification"),
+        clause(
+            "basic/index",
+            "All messages between MCP clients and servers MUST follow the JSON-RPC 2.0",
+            branch="unanswered",
+        ),
+        silent(
+            "client/roots shows roots/list answered with the updated roots only in a diagram "
+            "and an example, with no keyword: nothing binds the answer to the new roots",
+            branch="old-roots",
+        ),
+    ],
     revisions=HANDSHAKE,
     spec="client/roots#root-list-changes",
     description="a client that declared roots.listChanged sends notifications/roots/"
@@ -437,7 +497,7 @@ def roots_list_changed(run: ScenarioRun) -> Verdict:
     changed = [dict(m) for m in client_sent("notifications/roots/list_changed").find(run)]
     evidence = [*init, *op_evidence(operation), *changed]
     if not changed:
-        return fail(
+        return violated(
             "the client declared roots.listChanged, its roots changed, and it sent no "
             "notifications/roots/list_changed",
             evidence,
@@ -460,12 +520,17 @@ def roots_list_changed(run: ScenarioRun) -> Verdict:
         )
     answers = [m for m in run.client_messages() if same_id(m["message"].get("id"), "roots-1")]
     if not answers:
-        return fail("the roots/list sent after the change was never answered", [*evidence, *asked])
+        return violated(
+            "the roots/list sent after the change was never answered",
+            [*evidence, *asked],
+            clause="unanswered",
+        )
     got = (answers[0]["message"].get("result") or {}).get("roots")
     if not same_json(got, list(NEW_ROOTS)):
-        return fail(
+        return violated(
             f"after the change, roots/list was answered with {got!r}, not the new roots",
             [*evidence, answers[0]],
+            clause="old-roots",
         )
     return passed(
         "list_changed sent, and roots/list answered with the new roots", [*evidence, answers[0]]
@@ -507,7 +572,23 @@ def _in_order(seen: list[Any], among: list[Any]) -> bool:
 @check(
     "tools.task-polled",
     requirements=["TL-9"],
-    level="MUST",
+    clauses=[
+        silent(
+            "the tasks page describes the created task, tasks/result and the statuses "
+            "without binding the client to fetch the result or to hand any of them to its "
+            "application"
+        ),
+        clause(
+            "basic/utilities/tasks",
+            "clients MAY invoke the tool as a task",
+            branch="no-task-member",
+        ),
+        clause(
+            "basic/utilities/tasks",
+            "Requestors SHOULD continue polling until the task reaches",
+            branch="not-polled",
+        ),
+    ],
     revisions=("2025-11-25",),
     spec="basic/utilities/tasks#getting-tasks",
     description="a task-augmented tools/call surfaces the task the server created; tasks/get "
@@ -521,34 +602,42 @@ def task_polled(run: ScenarioRun) -> Verdict:
     calls = tool_calls(run, "slow")
     evidence = [*calls[:1], *op_evidence(created)]
     if not calls or not isinstance((calls[0]["message"].get("params") or {}).get("task"), dict):
-        return fail("asked for a task-augmented call, the client sent no task member", evidence)
+        return violated(
+            "asked for a task-augmented call, the client sent no task member",
+            evidence,
+            clause="no-task-member",
+        )
     task = (created.value or {}).get("task") if created.ok else None
     if not isinstance(task, dict) or task.get("taskId") != "task-slow":
-        return fail(f"the server created task-slow, and the client {surfaced(created)}", evidence)
+        return violated(
+            f"the server created task-slow, and the client {surfaced(created)}", evidence
+        )
     polls = operations_with(run, "get_task", "task-slow")
     result = _asked_once(run, "task_result")
     gets = requests_with(run, "tasks/get", "taskId", "task-slow")
     results = requests_with(run, "tasks/result", "taskId", "task-slow")
     evidence += [*gets, *results, *op_evidence(*polls, result)]
     if len(gets) < len(polls) or not results:
-        return fail(
+        reason = (
             f"asked to poll task-slow {len(polls)} times and fetch its result, the client "
-            f"sent {len(gets)} tasks/get and {len(results)} tasks/result naming it",
-            evidence,
+            f"sent {len(gets)} tasks/get and {len(results)} tasks/result naming it"
         )
+        if len(gets) < len(polls):
+            return violated(reason, evidence, clause="not-polled")
+        return violated(reason, evidence)  # polled, and the result never fetched
     # A client may also poll on its own (the requestor polls; nothing says only when its
     # application asks), so the statuses its polls surfaced are judged against what the
     # server answered to all the tasks/get, in order, not against the script's sequence.
     statuses = [(o.value or {}).get("status") if o.ok else None for o in polls]
     answered = _answered_statuses(run, gets)
     if not _in_order(statuses, answered):
-        return fail(
+        return violated(
             f"the polls surfaced the statuses {statuses!r}; the server answered the "
             f"client's tasks/get with {answered!r}, in that order",
             evidence,
         )
     if result is None or not result.ok or not same_json(result.value.get("content"), SLOW_DONE):
-        return fail(
+        return violated(
             f"tasks/result answered {SLOW_DONE!r}, and the client "
             f"{surfaced(result) if result else 'was never asked'}",
             evidence,
@@ -559,7 +648,14 @@ def task_polled(run: ScenarioRun) -> Verdict:
 @check(
     "tools.task-cancelled",
     requirements=["TL-9", "CANCEL"],
-    level="MUST",
+    clauses=[
+        clause("basic/utilities/cancellation", "the tasks/cancel request MUST be used instead"),
+        silent(
+            "nothing binds the client to hand the result of tasks/cancel (the task's "
+            "cancelled status) to its application",
+            branch="not-surfaced",
+        ),
+    ],
     revisions=("2025-11-25",),
     spec="basic/utilities/tasks#cancelling-tasks",
     description="a task is cancelled with tasks/cancel naming its taskId, never with "
@@ -579,21 +675,23 @@ def task_cancelled(run: ScenarioRun) -> Verdict:
     ]
     evidence = [*calls[:1], *cancels, *notified, *op_evidence(operation)]
     if notified:
-        return fail(
+        return violated(
             "the client cancelled the task with notifications/cancelled for the tools/call "
             "(tasks are cancelled with tasks/cancel)",
             evidence,
         )
     if not cancels:
-        return fail(
+        return violated(
             f"asked to cancel task-long, the client sent no tasks/cancel for it "
             f"(it {surfaced(operation)})",
             evidence,
         )
     status = (operation.value or {}).get("status") if operation.ok else None
     if status != "cancelled":
-        return fail(
-            f"the server answered cancelled, and the client {surfaced(operation)}", evidence
+        return violated(
+            f"the server answered cancelled, and the client {surfaced(operation)}",
+            evidence,
+            clause="not-surfaced",
         )
     return passed("tasks/cancel named the task, and the cancelled status was surfaced", evidence)
 
@@ -630,7 +728,19 @@ async def listen(session: Session) -> None:
 @check(
     "stateless.listen-opened",
     requirements=["LISTEN"],
-    level="MUST",
+    clauses=[
+        silent(
+            "'The client sends a subscriptions/listen request with a notifications filter' "
+            "has no keyword: nothing obliges a client to listen, or to send the filter its "
+            "application asked for"
+        ),
+        silent(
+            "the one client keyword on the acknowledgment ('The client SHOULD check the "
+            "acknowledged filter') is about checking it, not about handing it to the "
+            "application",
+            branch="ack-not-surfaced",
+        ),
+    ],
     revisions=STATELESS,
     spec="basic/patterns/subscriptions",
     description="asked to listen, the client sends subscriptions/listen with the filter it "
@@ -643,17 +753,19 @@ def listen_opened(run: ScenarioRun) -> Verdict:
     listens = run.requests("subscriptions/listen")
     evidence = [*listens[:1], *op_evidence(operation)]
     if not listens:
-        return fail(
+        return violated(
             f"asked to listen, the client sent no subscriptions/listen (it {surfaced(operation)})",
             evidence,
         )
     wanted = (listens[0]["message"].get("params") or {}).get("notifications")
     if not same_json(wanted, FILTER):
-        return fail(f"subscriptions/listen asked for {wanted!r}, not {FILTER!r}", evidence)
+        return violated(f"subscriptions/listen asked for {wanted!r}, not {FILTER!r}", evidence)
     acknowledged = (operation.value or {}).get("notifications") if operation.ok else None
     if not same_json(acknowledged, FILTER):
-        return fail(
-            f"the server acknowledged {FILTER!r}, and the client {surfaced(operation)}", evidence
+        return violated(
+            f"the server acknowledged {FILTER!r}, and the client {surfaced(operation)}",
+            evidence,
+            clause="ack-not-surfaced",
         )
     return passed("subscriptions/listen with the filter asked for, acknowledged", evidence)
 
@@ -669,7 +781,18 @@ def _first_listen_ended(run: ScenarioRun) -> list[Mapping[str, Any]]:
 @check(
     "stateless.relisten-after-end",
     requirements=["LISTEN"],
-    level="SHOULD",
+    clauses=[
+        silent(
+            "after a graceful end the client only 'knows the subscription closed cleanly': "
+            "listening again is a MUST only after a stdio reconnection, and a MAY only after "
+            "an abrupt drop"
+        ),
+        silent(
+            "basic/index at 2026-07-28 forbids only the id of a request still unanswered, and "
+            "the first listen had its response",
+            branch="id-reused",
+        ),
+    ],
     revisions=STATELESS,
     spec="basic/patterns/subscriptions",
     description="when the server ends a subscriptions/listen stream, a client that still "
@@ -681,13 +804,15 @@ def relisten_after_end(run: ScenarioRun) -> Verdict:
     listens = run.requests("subscriptions/listen")
     again = listens[1:2]
     if not again:
-        return warn(
+        return violated(
             "the server ended the listen stream, and the client did not listen again",
             [*listens[:1], *ended],
         )
     if same_id(again[0]["message"].get("id"), listens[0]["message"].get("id")):
-        return fail(
-            "the second subscriptions/listen reused the id of the first", [*listens[:2], *ended]
+        return violated(
+            "the second subscriptions/listen reused the id of the first",
+            [*listens[:2], *ended],
+            clause="id-reused",
         )
     return passed("the client listened again, with a new id", [*listens[:1], *ended, *again])
 
@@ -695,7 +820,13 @@ def relisten_after_end(run: ScenarioRun) -> Verdict:
 @check(
     "stateless.listen-notifications-surfaced",
     requirements=["LISTEN", "TL-5"],
-    level="SHOULD",
+    clauses=[
+        silent(
+            "no page binds the client to hand an opted-in notification to its application: "
+            "the listen stream 'delivers the change notifications the client opted in to' "
+            "(no keyword), and the nearest SHOULD (server/tools) binds the server"
+        ),
+    ],
     revisions=STATELESS,
     spec="basic/patterns/subscriptions",
     description="a notification the client opted in to, sent on its listen stream, reaches "
@@ -706,7 +837,7 @@ def listen_notifications_surfaced(run: ScenarioRun) -> Verdict:
     sent = [dict(e) for e in server_sent("notifications/tools/list_changed").find(run)]
     handed = _surfaced(run, "notifications/tools/list_changed")
     if not handed:
-        return warn(
+        return violated(
             "tools/list_changed arrived on the listen stream, and the client did not surface it",
             sent,
         )
@@ -760,7 +891,7 @@ async def listen_then_crash(session: Session) -> None:
 @check(
     "stateless.relisten-after-restart",
     requirements=["LISTEN", "ST-5"],
-    level="MUST",
+    clauses=[clause(SUBSCRIPTIONS_PAGE, "the client MUST re-send subscriptions/listen")],
     revisions=STATELESS,
     transports=["stdio"],
     spec="basic/patterns/subscriptions#graceful-closure",
@@ -783,14 +914,14 @@ def relisten_after_restart(run: ScenarioRun) -> Verdict:
     again = [e for e in _listens(run.entries) if e["seq"] > restart["seq"]]
     evidence = [first, crash, restart, *again[:1]]
     if not again:
-        return fail(
+        return violated(
             f"the client started the server again (pid {restart.get('pid')}) and did not "
             "send it subscriptions/listen: its subscription is gone",
             evidence,
         )
     wanted = (again[0]["message"].get("params") or {}).get("notifications")
     if not same_json(wanted, FILTER):
-        return fail(
+        return violated(
             f"after the restart the client listened for {wanted!r}, not for the {FILTER!r} "
             "of its subscription",
             evidence,
@@ -908,7 +1039,21 @@ def _two_subscriptions_tagged(run: ScenarioRun) -> list[Mapping[str, Any]]:
 @check(
     "stateless.listen-correlated",
     requirements=["LISTEN", "ST-5"],
-    level="MUST",
+    clauses=[
+        clause(SUBSCRIPTIONS_PAGE, "clients MUST use this field to correlate"),
+        clause("basic/transports/stdio", "Clients MUST correlate these using the"),
+        silent(
+            "the MUST to correlate by subscriptionId is said for stdio only; over HTTP each "
+            "listen has its own stream, and the id is there only 'so clients can "
+            "demultiplex them' (no keyword)",
+            branch="over-http",
+        ),
+        silent(
+            "correlating is required, handing a notification to the application at all is "
+            "not: no sentence binds the client to surface it",
+            branch="lost",
+        ),
+    ],
     revisions=STATELESS,
     spec="basic/patterns/subscriptions#multiple-concurrent-subscriptions",
     description="with two subscriptions/listen open at once, every change notification is "
@@ -922,7 +1067,8 @@ def _two_subscriptions_tagged(run: ScenarioRun) -> list[Mapping[str, Any]]:
 def listen_correlated(run: ScenarioRun) -> Verdict:
     # The MUST is spelled out for stdio (one channel for every subscription); over HTTP each
     # subscription has a stream of its own, and the id on every message of it names the
-    # listen request that opened it all the same, so one rule serves both transports.
+    # listen request that opened it all the same, so one rule serves both transports (but
+    # only on stdio does a keyword bind the client to it: branch "over-http").
     # Coalescing repeats is allowed: what is compared is which kinds of change each
     # subscription surfaced, not how many times.
     ids = _listen_ids(run)
@@ -955,7 +1101,11 @@ def listen_correlated(run: ScenarioRun) -> Verdict:
             f"{' and '.join(name(k) for k in expected if method in expected[k]) or 'no subscription'}"
             for key, method in wrong
         )
-        return fail(f"surfaced under a subscription whose id it did not carry: {listed}", evidence)
+        return violated(
+            f"surfaced under a subscription whose id it did not carry: {listed}",
+            evidence,
+            clause="over-http" if run.transport == "http" else "",
+        )
     lost = sorted(
         (key, method)
         for key, methods in expected.items()
@@ -964,9 +1114,10 @@ def listen_correlated(run: ScenarioRun) -> Verdict:
     )
     if lost:
         listed = "; ".join(f"{method} on {name(key)}" for key, method in lost)
-        return warn(
+        return violated(
             f"sent on a subscription and not surfaced under it (nor under another): {listed}",
             evidence,
+            clause="lost",
         )
     return passed(
         f"{len(tagged)} change notifications on two subscriptions, each surfaced under the "
@@ -995,7 +1146,21 @@ def _left_open(run: ScenarioRun) -> list[Mapping[str, Any]]:
 @check(
     "http.stream-left-open-not-blocking",
     requirements=["HT-3"],
-    level="MUST",
+    clauses=[
+        clause(
+            "basic/transports",
+            "The client MUST support both these cases",
+            "2025-03-26",
+            "2025-06-18",
+            "2025-11-25",
+        ),
+        clause("basic/transports/streamable-http", "The client MUST support both", "2026-07-28"),
+        silent(
+            "2024-11-05 has no Streamable HTTP (its HTTP+SSE answers every request on the one "
+            "long-lived stream), and the check runs over http only",
+            "2024-11-05",
+        ),
+    ],
     transports=("http",),
     spec="basic/transports#sending-messages-to-the-server",
     description="a result that arrives on an SSE response the server leaves open is "
@@ -1009,7 +1174,7 @@ def stream_left_open(run: ScenarioRun) -> Verdict:
         return missing(run, "the call whose stream was left open")
     evidence = [*map(dict, response), *op_evidence(operation)]
     if not operation.ok:
-        return fail(
+        return violated(
             f"the result arrived on a stream left open, and the client {surfaced(operation)}: "
             "it waited for the end of the stream",
             evidence,
@@ -1022,14 +1187,14 @@ def stream_left_open(run: ScenarioRun) -> Verdict:
     )
     baseline = usual.seconds if usual is not None else 0.0
     if operation.seconds > baseline + _SLOW_STREAM:
-        return fail(
+        return violated(
             f"the result took {operation.seconds:.1f} s to surface, against "
             f"{baseline:.2f} s for the same call on a stream that ended: the client waited "
             "for the stream to end",
             [*evidence, *op_evidence(usual)],
         )
     if not same_json(operation.value.get("content"), THREE):
-        return fail(f"the result was surfaced as {operation.value!r}", evidence)
+        return violated(f"the result was surfaced as {operation.value!r}", evidence)
     return passed(f"the result surfaced in {operation.seconds:.2f} s, stream still open", evidence)
 
 

@@ -455,13 +455,17 @@ def test_suite_flag_without_a_client_explains_what_to_do(pytester: pytest.Pytest
 # -- the baseline --------------------------------------------------------------------------------
 
 BROKEN = """
+import urllib.parse
+
 from harness.clients import ReferenceClient
 
 class NoCursor(ReferenceClient):
-    '''Drops every page after the first: fails tools.pagination.'''
-    async def list_tools(self):
-        page = await self._request("tools/list", {})
-        return {"tools": page.get("tools", [])}
+    '''Percent-encodes the cursor it sends back: fails tools.pagination (a MUST).'''
+    async def _request(self, method, params=None, **kw):
+        cursor = (params or {}).get("cursor")
+        if isinstance(cursor, str):
+            params = {**params, "cursor": urllib.parse.quote(cursor, safe="")}
+        return await super()._request(method, params, **kw)
 """
 
 
@@ -539,38 +543,45 @@ def test_a_broken_script_fails_its_scenario_not_the_suite(
 
 EVERY_STATUS = """
 import harness.suite
-from harness.judging._catalogue import check
+from harness.judging._catalogue import check, clause
 from harness.running._scenario import Scenario
 from harness.judging._triggers import client_sent
-from harness.judging._verdicts import blocked, fail, passed, warn
+from harness.judging._verdicts import blocked, fail, passed, violated, warn
 
 INITIALIZE = client_sent("initialize")
 COMMON = {"spec": "basic/lifecycle", "description": "made up for the test"}
+MUST = clause("basic/lifecycle", "the client MUST send an initialized notification")
+SHOULD = clause("basic/lifecycle", "SHOULD be the latest version supported by the client")
+MAY = clause("basic/lifecycle", "Implementations MAY choose to reset the timeout clock")
 
 def _initialize(run):
     return run.requests("initialize")
 
-@check("fake.pass", requirements=("F-1",), level="MUST", trigger=INITIALIZE, **COMMON)
+@check("fake.pass", requirements=("F-1",), clauses=[MUST], trigger=INITIALIZE, **COMMON)
 def _pass(run):
     return passed("initialize was seen", _initialize(run))
 
-@check("fake.warn", requirements=("F-2",), level="SHOULD", trigger=INITIALIZE, **COMMON)
+@check("fake.warn", requirements=("F-2",), clauses=[SHOULD], trigger=INITIALIZE, **COMMON)
 def _warn(run):
     return warn("a SHOULD was not met", _initialize(run))
 
-@check("fake.fail", requirements=("F-3",), level="MUST", trigger=INITIALIZE, **COMMON)
+@check("fake.fail", requirements=("F-3",), clauses=[MUST], trigger=INITIALIZE, **COMMON)
 def _fail(run):
     return fail("the root defect", _initialize(run))
 
-@check("fake.blocked", requirements=("F-4",), level="MUST", trigger=INITIALIZE, **COMMON)
+@check("fake.blocked", requirements=("F-4",), clauses=[MUST], trigger=INITIALIZE, **COMMON)
 def _blocked(run):
     return blocked("fake.fail", "blocked by fake.fail: the root defect")
 
-@check("fake.na", requirements=("F-5",), level="MUST", trigger=client_sent("no/such/method"), **COMMON)
+@check("fake.note", requirements=("F-7",), clauses=[MAY], trigger=INITIALIZE, **COMMON)
+def _noted(run):
+    return violated("what the spec leaves open went otherwise", _initialize(run))
+
+@check("fake.na", requirements=("F-5",), clauses=[MUST], trigger=client_sent("no/such/method"), **COMMON)
 def _not_applicable(run):
     return fail("never judged: the trigger never arose")
 
-@check("fake.skip", requirements=("F-6",), level="MUST", trigger=INITIALIZE, feature="no-such-feature", **COMMON)
+@check("fake.skip", requirements=("F-6",), clauses=[MUST], trigger=INITIALIZE, feature="no-such-feature", **COMMON)
 def _skipped(run):
     return fail("never judged: the client does not declare the feature")
 
@@ -578,7 +589,10 @@ harness.suite.SCENARIOS = (
     Scenario(
         "fake",
         "tools/pagination.json",
-        checks=("fake.pass", "fake.warn", "fake.fail", "fake.blocked", "fake.na", "fake.skip"),
+        checks=(
+            "fake.pass", "fake.warn", "fake.fail", "fake.blocked", "fake.note", "fake.na",
+            "fake.skip",
+        ),
     ),
 )
 """
@@ -590,11 +604,12 @@ STATUSES = {
     "fake.blocked": ("BLOCKED", "blocked", "fake.fail"),
     "fake.na": ("N/A", "not-applicable", None),
     "fake.skip": ("SKIP", "declared", None),
+    "fake.note": ("NOTE", "violation", None),
 }
 # Longer than 100 columns on one line: the terminal puts the counts on a line of their own.
 SUMMARY = (
-    "mcp-testbench: 6 items of 6 checks for *:",
-    "  1 FAIL, 1 BLOCKED, 1 WARN, 1 PASS, 1 N/A, 1 SKIP",
+    "mcp-testbench: 7 items of 7 checks for *:",
+    "  1 FAIL, 1 BLOCKED, 1 WARN, 1 NOTE, 1 PASS, 1 N/A, 1 SKIP",
 )
 ROOT_LINE = "fake.fail FAIL blocks 1 item: the root defect"
 
@@ -616,7 +631,7 @@ def test_every_status_in_pytest_and_the_reports(pytester: pytest.Pytester) -> No
     )
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines(
-        ["* 1 failed, 1 passed, 1 skipped, 1 warned, 1 blocked, 1 not applicable in *"]
+        ["* 1 failed, 1 passed, 1 skipped, 1 warned, 1 blocked, 1 noted, 1 not applicable in *"]
     )
     out = result.stdout.str()
     assert "root cause: fake.fail (fix that first; this check was not judged)" in out
@@ -624,7 +639,7 @@ def test_every_status_in_pytest_and_the_reports(pytester: pytest.Pytester) -> No
         ["mcp-testbench: root causes (fix these first):", f"  {ROOT_LINE}", *SUMMARY]
     )
     assert (
-        len([line for line in result.stdout.lines if line.startswith("mcp-testbench: 6 items")])
+        len([line for line in result.stdout.lines if line.startswith("mcp-testbench: 7 items")])
         == 1
     )
 
@@ -635,7 +650,7 @@ def test_every_status_in_pytest_and_the_reports(pytester: pytest.Pytester) -> No
     markdown = md_report.read_text(encoding="utf-8")
     assert "## Root causes (fix these first)" in markdown
     assert f"- {ROOT_LINE}" in markdown
-    assert "1 FAIL, 1 BLOCKED, 1 WARN, 1 PASS, 1 N/A, 1 SKIP" in markdown
+    assert "1 FAIL, 1 BLOCKED, 1 WARN, 1 NOTE, 1 PASS, 1 N/A, 1 SKIP" in markdown
     assert markdown.index("## Root causes") < markdown.index("| check |")
     cells = {line.split(" | ")[0].strip("| "): line.split(" | ")[-1].strip(" |") for line in markdown.splitlines() if line.startswith("| fake.")}  # fmt: skip
     assert cells == {
@@ -643,6 +658,7 @@ def test_every_status_in_pytest_and_the_reports(pytester: pytest.Pytester) -> No
         "fake.warn": "WARN",
         "fake.fail": "FAIL",
         "fake.blocked": "blkd",
+        "fake.note": "note",
         "fake.na": "n/a",
         "fake.skip": "skip",
     }
@@ -650,7 +666,14 @@ def test_every_status_in_pytest_and_the_reports(pytester: pytest.Pytester) -> No
     page = html_report.read_text(encoding="utf-8")
     assert f"<b>root cause</b> {ROOT_LINE}" in page
     assert page.index("root cause") < page.index("<table>")
-    assert "1 FAIL, 1 BLOCKED, 1 WARN, 1 PASS, 1 N/A, 1 SKIP" in page
+    assert "1 FAIL, 1 BLOCKED, 1 WARN, 1 NOTE, 1 PASS, 1 N/A, 1 SKIP" in page
+    # A NOTE names the words it rests on, and why they fail nothing.
+    assert by_check["fake.note"]["level"] == "MAY"
+    assert (
+        "noted, not failed: at 2025-11-25 the spec's word for this is MAY"
+        in (by_check["fake.note"]["reason"])
+    )
+    assert "MAY: &ldquo;Implementations MAY choose to reset the timeout clock&rdquo;" in page
 
 
 def test_every_status_in_junit(pytester: pytest.Pytester) -> None:
@@ -688,6 +711,7 @@ def test_every_status_in_junit(pytester: pytest.Pytester) -> None:
         "mcp-testbench BLOCKED: blocked by fake.fail: the root defect (root cause: fake.fail)"
     )
     assert system_out("fake.na").startswith("mcp-testbench N/A: ")
+    assert system_out("fake.note").startswith("mcp-testbench NOTE: what the spec leaves open")
     assert "requirement: F-3 https://" in system_out("fake.fail")
 
     blocked = cases["fake.blocked"].find("failure")
@@ -703,7 +727,7 @@ def test_every_status_in_junit(pytester: pytest.Pytester) -> None:
     skipped = cases["fake.skip"].find("skipped")
     assert skipped is not None
     assert "does not declare support for no-such-feature" in skipped.get("message", "")
-    for name in ("fake.pass", "fake.warn"):
+    for name in ("fake.pass", "fake.warn", "fake.note"):
         assert not list(cases[name].iter("failure"))
         assert not list(cases[name].iter("skipped"))
 
@@ -711,7 +735,7 @@ def test_every_status_in_junit(pytester: pytest.Pytester) -> None:
 def test_a_blocked_item_alone_fails_the_run(pytester: pytest.Pytester) -> None:
     result = _every_status(pytester, "-k", "blocked")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
-    assert result.parseoutcomes() == {"blocked": 1, "deselected": 5}
+    assert result.parseoutcomes() == {"blocked": 1, "deselected": 6}
     result.stdout.fnmatch_lines(
         ["*BLOCKED fake.blocked*", f"  {ROOT_LINE.replace('FAIL', 'not judged')}"]
     )
@@ -720,21 +744,33 @@ def test_a_blocked_item_alone_fails_the_run(pytester: pytest.Pytester) -> None:
 def test_not_applicable_and_skip_alone_pass_the_run(pytester: pytest.Pytester) -> None:
     result = _every_status(pytester, "-k", "na or skip")
     assert result.ret == pytest.ExitCode.OK
-    result.stdout.fnmatch_lines(["* 1 skipped, 4 deselected, 1 not applicable in *"])
+    result.stdout.fnmatch_lines(["* 1 skipped, 5 deselected, 1 not applicable in *"])
     result.stdout.fnmatch_lines(["mcp-testbench: 2 items of 2 checks for * 1 N/A, 1 SKIP"])
+
+
+def test_a_note_alone_passes_the_run_and_is_counted_apart(pytester: pytest.Pytester) -> None:
+    result = _every_status(pytester, "-k", "note")
+    assert result.ret == pytest.ExitCode.OK
+    result.stdout.fnmatch_lines(["* 6 deselected, 1 noted in *"])
+    result.stdout.fnmatch_lines(
+        [
+            "noted, never failing (a MAY, or no sentence binds the client): fake.note",
+            "mcp-testbench: 1 items of 1 checks for * 1 NOTE",
+        ]
+    )
 
 
 def test_the_summary_is_printed_once_with_xdist(pytester: pytest.Pytester) -> None:
     report = pytester.path / "r.json"
     result = _every_status(pytester, "-n", "2", f"--mcp-report={report}", "--junitxml=j.xml")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
-    summaries = [line for line in result.stdout.lines if line.startswith("mcp-testbench: 6 items")]
+    summaries = [line for line in result.stdout.lines if line.startswith("mcp-testbench: 7 items")]
     assert len(summaries) == 1, result.stdout.str()
     assert len([line for line in result.stdout.lines if line.strip() == ROOT_LINE]) == 1
-    assert len(_results(report)) == 6
+    assert len(_results(report)) == 7
     # The JUnit verdict lines are written by the controller, from the workers' reports.
     junit = (pytester.path / "j.xml").read_text(encoding="utf-8")
-    assert junit.count("<system-out>mcp-testbench ") == 5
+    assert junit.count("<system-out>mcp-testbench ") == 6
 
 
 def test_under_xdist_only_the_controller_writes_the_reports(pytester: pytest.Pytester) -> None:
@@ -773,7 +809,7 @@ def test_baseline_expects_a_blocked_item_like_a_failure(pytester: pytest.Pyteste
     base = _baseline(pytester, {"fake.blocked": "blocked until fake.fail is fixed"})
     result = _every_status(pytester, "-k", "blocked", base)
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()
-    assert result.parseoutcomes() == {"xfailed": 1, "deselected": 5}
+    assert result.parseoutcomes() == {"xfailed": 1, "deselected": 6}
 
 
 def test_baseline_entry_for_a_passing_fake_check_is_stale(pytester: pytest.Pytester) -> None:

@@ -34,10 +34,11 @@ BAD_CALL = """
 from harness.clients import ReferenceClient
 
 class BadCall(ReferenceClient):
-    '''Returns a result the server never sent: fails tools.call-result.'''
-    async def call_tool(self, name, arguments=None, **kw):
-        await super().call_tool(name, arguments, **kw)
-        return {"content": [{"type": "text", "text": "made up"}]}
+    '''Sends a progress token that is a fraction on tools/call: fails jsonrpc.messages-valid.'''
+    async def _request(self, method, params=None, **kw):
+        if method == "tools/call":
+            params = {**(params or {}), "_meta": {"progressToken": 0.5}}
+        return await super()._request(method, params, **kw)
 """
 
 
@@ -161,7 +162,7 @@ def test_every_command_of_the_workflow_runs(name: str, tmp_path: Path) -> None:
         assert done.returncode == 0, f"{command}\n{done.stdout}\n{done.stderr}"
     for path in [*uploads, *junit]:
         assert (repo / path).exists(), path
-    assert "tools-call-2025-11-25-stdio::tools.call-result" in (
+    assert "tools-call-2025-11-25-stdio::jsonrpc.messages-valid" in (
         repo / "reports" / "junit.xml"
     ).read_text(encoding="utf-8")
     if "GitHub" in name:
@@ -175,5 +176,5 @@ def test_every_command_of_the_workflow_runs(name: str, tmp_path: Path) -> None:
         (gate,) = [c for c in commands if "--baseline" in c]
         done = _sh(gate, repo, {**env, "MCP_CLIENT": "broken:BadCall"})
         assert done.returncode == 1, done.stdout + done.stderr
-        assert "FAIL tools.call-result" in done.stdout
+        assert "FAIL jsonrpc.messages-valid" in done.stdout
         assert (repo / "reports" / "mcp.html").exists()

@@ -60,7 +60,17 @@ def test_the_summary_is_printed_once_and_fits_100_columns(tmp_path: Path) -> Non
     assert len(summary) == 1, done.stdout
     start = lines.index(next(line for line in lines if "mcp-testbench summary" in line))
     block = lines[start + 1 : lines.index(summary[0]) + 1]
-    assert block[0].split() == ["area", "checks", "FAIL", "BLOCKED", "WARN", "PASS", "N/A", "SKIP"]
+    assert block[0].split() == [
+        "area",
+        "checks",
+        "FAIL",
+        "BLOCKED",
+        "WARN",
+        "NOTE",
+        "PASS",
+        "N/A",
+        "SKIP",
+    ]
     assert any(line.startswith("legend: FAIL a MUST violated") for line in block)
     assert all(len(line) <= 100 for line in block), "\n".join(block)
     assert " sse " not in done.stdout

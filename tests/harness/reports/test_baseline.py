@@ -25,23 +25,26 @@ REFERENCE = "--mcp-client=harness.clients:ReferenceClient"
 
 FAKE = """
 import harness.suite
-from harness.judging._catalogue import check
+from harness.judging._catalogue import check, clause
 from harness.running._scenario import Scenario
 from harness.judging._triggers import client_sent
 from harness.judging._verdicts import blocked, fail, passed
 
 INITIALIZE = client_sent("initialize")
 COMMON = {"spec": "basic/lifecycle", "description": "made up for the test"}
+MUST = clause("basic/lifecycle", "the client MUST send an initialized notification")
+SHOULD = clause("basic/lifecycle", "SHOULD be the latest version supported by the client")
+MAY = clause("basic/lifecycle", "the client MAY")
 
-@check("fake.pass", requirements=("F-1",), level="MUST", trigger=INITIALIZE, **COMMON)
+@check("fake.pass", requirements=("F-1",), clauses=[MUST], trigger=INITIALIZE, **COMMON)
 def _pass(run):
     return passed("initialize was seen", run.requests("initialize"))
 
-@check("fake.fail", requirements=("F-3",), level="MUST", trigger=INITIALIZE, **COMMON)
+@check("fake.fail", requirements=("F-3",), clauses=[MUST], trigger=INITIALIZE, **COMMON)
 def _fail(run):
     return fail("the root defect", run.requests("initialize"))
 
-@check("fake.blocked", requirements=("F-4",), level="MUST", trigger=INITIALIZE, **COMMON)
+@check("fake.blocked", requirements=("F-4",), clauses=[MUST], trigger=INITIALIZE, **COMMON)
 def _blocked(run):
     return blocked("fake.fail", "blocked by fake.fail: the root defect")
 
@@ -256,26 +259,48 @@ BAD_CALL = """
 from harness.clients import ReferenceClient
 
 class BadCall(ReferenceClient):
-    '''Returns a result the server never sent: fails tools.call-result.'''
-    async def call_tool(self, name, arguments=None, **kw):
-        await super().call_tool(name, arguments, **kw)
-        return {"content": [{"type": "text", "text": "made up"}]}
+    '''Sends a progress token that is a fraction on tools/call: fails jsonrpc.messages-valid.'''
+    async def _request(self, method, params=None, **kw):
+        if method == "tools/call":
+            params = {**(params or {}), "_meta": {"progressToken": 0.5}}
+        return await super()._request(method, params, **kw)
 """
-CALL_RESULT = ["-k", "tools-call-2025 and call-result"]
+CALL_RESULT = ["-k", "tools-call-2025 and messages-valid"]
+
+
+NO_INITIALIZED = """
+from harness.clients import ReferenceClient
+
+class NoInitialized(ReferenceClient):
+    '''Never sends notifications/initialized: fails lifecycle.initialized-notification.'''
+    async def _send(self, message, limit=None):
+        if message.get("method") != "notifications/initialized":
+            await super()._send(message, limit)
+"""
+OFFICIAL_INITIALIZE = """\
+client:
+  - initialize            # our adapter forgets notifications/initialized
+  - "auth/basic-cimd"
+  - sse-retry:client-sse-retry-timing
+"""
 
 
 def test_an_official_yaml_expects_the_failures_its_ids_map_to(pytester: pytest.Pytester) -> None:
-    pytester.makepyfile(broken=BAD_CALL)
+    pytester.makepyfile(broken=NO_INITIALIZED)
     pytester.syspathinsert()
-    (pytester.path / "b.yml").write_text(OFFICIAL, encoding="utf-8")
+    (pytester.path / "b.yml").write_text(OFFICIAL_INITIALIZE, encoding="utf-8")
     result = pytester.runpytest_subprocess(
-        "--mcp-client=broken:BadCall", *NARROW, *CALL_RESULT, "--mcp-baseline=b.yml"
+        "--mcp-client=broken:NoInitialized",
+        *NARROW,
+        "-k",
+        "lifecycle-handshake-2025 and initialized-notification",
+        "--mcp-baseline=b.yml",
     )
     # sse-retry's timing maps to an HTTP check, outside --mcp-transport=stdio: stale.
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.assert_outcomes(xfailed=1)  # and nothing else ran: no pass, no failure
     out = result.stdout.str()
-    assert "  1 FAIL in tools.call-result: official baseline: tools_call" in out
+    assert "  1 FAIL in lifecycle.initialized-notification: official baseline: initialize" in out
     assert "'auth/basic-cimd' has no counterpart here" in out
     assert "baseline entry 'sse-retry:client-sse-retry-timing' matches no check of this run" in out
 
@@ -283,7 +308,13 @@ def test_an_official_yaml_expects_the_failures_its_ids_map_to(pytester: pytest.P
 def test_an_official_entry_whose_checks_all_pass_is_stale(pytester: pytest.Pytester) -> None:
     (pytester.path / "b.yml").write_text("client:\n  - tools_call\n", encoding="utf-8")
     result = pytester.runpytest_subprocess(
-        REFERENCE, *NARROW, *CALL_RESULT, "--mcp-baseline=b.yml", "-n", "2"
+        REFERENCE,
+        *NARROW,
+        "-k",
+        "tools-call-2025 and call-result",
+        "--mcp-baseline=b.yml",
+        "-n",
+        "2",
     )
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.assert_outcomes(xpassed=1)
@@ -313,8 +344,8 @@ def _entries(path: Path) -> dict[str, str]:
     return entries
 
 
-A = "tools-call-2025-11-25-stdio::tools.call-result"
-B = "tools-call-2025-11-25-http::tools.call-result"
+A = "tools-call-2025-11-25-stdio::jsonrpc.messages-valid"
+B = "tools-call-2025-11-25-http::jsonrpc.messages-valid"
 C = "tools-pagination-2025-11-25-stdio::tools.pagination"
 
 
@@ -350,7 +381,7 @@ def test_baseline_update_keeps_reasons_drops_stale_adds_new(
             {
                 "format_version": 1,
                 "expected_failures": {
-                    "tools.call-result": "adapter bug 7",  # now fails over stdio only
+                    "jsonrpc.messages-valid": "adapter bug 7",  # now fails over stdio only
                     C: "paging, bug 9",  # now passes
                     "tools.gone": "typo",  # matches nothing
                 },
@@ -366,7 +397,7 @@ def test_baseline_update_keeps_reasons_drops_stale_adds_new(
         "x-2025-11-25-stdio::stdio.framing": "FAIL: why x-2025-11-25-stdio::stdio.framing",
     }
     printed = capsys.readouterr().out
-    assert f"narrowed tools.call-result to 1 failing item ({A})" in printed
+    assert f"narrowed jsonrpc.messages-valid to 1 failing item ({A})" in printed
     assert f"removed {C}: it passes now" in printed
     assert "removed tools.gone: it matches no item of this run" in printed
     assert "added x-2025-11-25-stdio::stdio.framing" in printed

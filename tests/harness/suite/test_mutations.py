@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import urllib.parse
 from collections.abc import Mapping
 from typing import Any
 
@@ -82,6 +83,18 @@ class FirstPageOnly(ReferenceClient):
         page = await self._request(method)
         items = page.get(key, [])
         return items if isinstance(items, list) else []
+
+
+class EncodesCursors(ReferenceClient):
+    """TL-1: percent-encodes a cursor before sending it back, as if it were part of a URL."""
+
+    async def _request(
+        self, method: str, params: Mapping[str, Any] | None = None, **kwargs: Any
+    ) -> dict[str, Any]:
+        cursor = (params or {}).get("cursor")
+        if isinstance(cursor, str):
+            params = {**(params or {}), "cursor": urllib.parse.quote(cursor, safe="")}
+        return await super()._request(method, params, **kwargs)
 
 
 class ReusesRequestIds(ReferenceClient):
@@ -216,30 +229,41 @@ CASES = {
         ("lifecycle-handshake", "2025-11-25", "stdio"),
         {"lifecycle.initialized-notification": "FAIL"},
     ),
+    # No sentence orders the client's requests after its initialized notification (the
+    # client waits for the initialize response, a SHOULD NOT): a NOTE.
     "lists-before-initialized": Case(
         ListsBeforeInitialized,
         ("lifecycle-handshake", "2025-11-25", "stdio"),
-        {"lifecycle.initialized-notification": "FAIL"},
+        {"lifecycle.initialized-notification": "NOTE"},
     ),
     "lists-before-initialized-over-http": Case(
         ListsBeforeInitialized,
         ("lifecycle-handshake", "2025-11-25", "http"),
-        {"lifecycle.initialized-notification": "FAIL"},
+        {"lifecycle.initialized-notification": "NOTE"},
     ),
+    # Before 2025-11-25 nothing binds the client here; from then, a SHOULD.
     "drops-is-error": Case(
-        DropsIsError, ("tools-call", "2025-06-18", "stdio"), {"tools.is-error-result": "FAIL"}
+        DropsIsError, ("tools-call", "2025-06-18", "stdio"), {"tools.is-error-result": "NOTE"}
     ),
+    "drops-is-error-2025-11": Case(
+        DropsIsError, ("tools-call", "2025-11-25", "http"), {"tools.is-error-result": "WARN"}
+    ),
+    # No sentence binds the client to surface a JSON-RPC error with its code.
     "errors-as-results": Case(
         ErrorsAsToolResults,
         ("tools-call", "2025-03-26", "stdio"),
         {
-            "tools.protocol-error-32601": "FAIL",
-            "tools.protocol-error-32602": "FAIL",
-            "tools.protocol-error-32603": "FAIL",
+            "tools.protocol-error-32601": "NOTE",
+            "tools.protocol-error-32602": "NOTE",
+            "tools.protocol-error-32603": "NOTE",
         },
     ),
+    # Following nextCursor is a SHOULD; sending a cursor back altered breaks a MUST.
     "first-page-only": Case(
-        FirstPageOnly, ("tools-pagination", "2024-11-05", "stdio"), {"tools.pagination": "FAIL"}
+        FirstPageOnly, ("tools-pagination", "2024-11-05", "stdio"), {"tools.pagination": "WARN"}
+    ),
+    "encodes-cursors": Case(
+        EncodesCursors, ("tools-pagination", "2025-11-25", "http"), {"tools.pagination": "FAIL"}
     ),
     "reused-ids": Case(
         ReusesRequestIds,
@@ -278,10 +302,11 @@ CASES = {
         ("lifecycle-unsupported-version", "2025-06-18", "stdio"),
         {"lifecycle.unsupported-version-disconnect": "WARN"},
     ),
+    # The SHOULD is to validate; surfacing a valid structuredContent intact has no clause.
     "integers-as-doubles": Case(
         IntegersAsDoubles,
         ("tools-content", "2025-11-25", "stdio"),
-        {"tools.output-schema-validated": "WARN"},
+        {"tools.output-schema-validated": "NOTE"},
     ),
 }
 

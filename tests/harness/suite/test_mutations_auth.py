@@ -332,6 +332,13 @@ _NO_TOKEN = {"auth.bearer-header-only": "BLOCKED:auth.pkce-s256"}
 CASES = {
     "auth-no-pkce": Case(NoPkce, RUN, {"auth.pkce-s256": "FAIL", **_NO_TOKEN}),
     "auth-plain-pkce": Case(PlainPkce, RUN, {"auth.pkce-s256": "FAIL", **_NO_TOKEN}),
+    # Before 2025-11-25 the page names no code challenge method: plain is a NOTE there (the
+    # mock still refuses it, so the connect fails).
+    "auth-plain-pkce-2025-06": Case(
+        PlainPkce,
+        RUN_06,
+        {"auth.pkce-s256": "NOTE", "auth.bearer-header-only": "BLOCKED:client.connect"},
+    ),
     "auth-no-resource": Case(NoResource, RUN_06, {"auth.resource-parameter": "FAIL"}),
     "auth-token-in-query": Case(TokenInQuery, RUN, {"auth.bearer-header-only": "FAIL"}),
     "auth-root-metadata-first": Case(
@@ -348,10 +355,10 @@ CASES = {
     "auth-no-step-up": Case(NoStepUp, STEP_UP, {"auth.step-up": "WARN"}),
     "auth-step-up-forever": Case(StepUpForever, ENDLESS, {"auth.step-up-bounded": "WARN"}),
     "auth-secret-in-form": Case(
-        SecretInForm, TOKEN_BASIC, {"auth.token-endpoint-auth-method": "FAIL"}
+        SecretInForm, TOKEN_BASIC, {"auth.token-endpoint-auth-method": "NOTE"}
     ),
     "auth-keeps-first-refresh-token": Case(
-        KeepsFirstRefreshToken, REFRESH, {"auth.refresh-token-rotated": "FAIL"}
+        KeepsFirstRefreshToken, REFRESH, {"auth.refresh-token-rotated": "NOTE"}
     ),
     "auth-no-refresh-grant": Case(
         NoRefreshGrant, REFRESH_26, {"auth.refresh-grant-registered": "WARN"}
@@ -367,8 +374,12 @@ CASES = {
     "auth-keeps-former-token": Case(
         KeepsFormerToken, MIGRATION, {"auth.tokens-stay-with-their-server": "FAIL"}
     ),
+    # No sentence binds the client before 2026-07-28 (NOTE), a MUST from then on (FAIL).
     "auth-carries-refresh-token": Case(
-        CarriesRefreshToken, MIGRATION_06, {"auth.tokens-stay-with-their-server": "FAIL"}
+        CarriesRefreshToken, MIGRATION_06, {"auth.tokens-stay-with-their-server": "NOTE"}
+    ),
+    "auth-carries-refresh-token-2026": Case(
+        CarriesRefreshToken, MIGRATION_26, {"auth.tokens-stay-with-their-server": "FAIL"}
     ),
     "auth-ignores-pre-registration": Case(
         IgnoresPreRegistration, PRE_REGISTERED, {"auth.pre-registered-first": "WARN"}

@@ -15,7 +15,13 @@ from urllib.parse import urljoin, urlsplit
 import anyio
 import httpx
 import pytest
-from _mutation import Case, all_blocked_by, assert_mutant_fails_exactly, assert_reference_passes
+from _mutation import (
+    Case,
+    all_blocked_by,
+    assert_mutant_fails_exactly,
+    assert_reference_passes,
+    run_case,
+)
 from test_preconditions import GarbageFirst
 
 from harness.clients import ClientError, ReferenceClient
@@ -23,6 +29,7 @@ from harness.clients._contract import ConnectOptions, Target
 from harness.clients.reference._http import SSE, HttpTransport
 from harness.clients.reference._sse_legacy import SseLegacyTransport
 from harness.clients.reference._stdio import StdioTransport
+from harness.judging import CATALOGUE, judge
 from harness.protocol import (
     ProtocolError,
     RequestId,
@@ -471,7 +478,8 @@ CASES = {
     "garbage-fails-the-next-call": Case(
         GarbageFailsTheNextCall,
         ("stdio-noise-and-crash", "2026-07-28", "stdio"),
-        {"stdio.bad-lines-skipped": "WARN"},
+        # No sentence binds the client to skip a bad line from the server: a NOTE.
+        {"stdio.bad-lines-skipped": "NOTE"},
     ),
     # One invalid line, one FAIL: the batch is RPC-6's (stdio.no-batches); the other line
     # checks are blocked by it, and the calls, answered, pass.
@@ -491,22 +499,24 @@ CASES = {
         ("tools-call", "2025-11-25", "http"),
         {"http.get-stream-accept": "FAIL"},
     ),
+    # The 405 binds only the server: what the client makes of it is a NOTE.
     "get-refusal-is-fatal": Case(
         GetRefusalIsFatal,
         ("http-get-405", "2025-06-18", "http"),
-        {"http.get-405-tolerated": "FAIL"},
+        {"http.get-405-tolerated": "NOTE"},
     ),
     "get-refusal-is-fatal-late": Case(
         GetRefusalIsFatalLate,
         ("http-get-405", "2025-06-18", "http"),
-        {"http.get-405-tolerated": "FAIL"},
+        {"http.get-405-tolerated": "NOTE"},
     ),
     "chokes-on-202": Case(
         ChokesOn202,
         ("http-get-405", "2025-03-26", "http"),
         # connecting fails on the 202, so the session the 405 check needs never happens;
-        # the 202's check explains the failed connect
-        {"http.accepts-202": "FAIL", "http.get-405-tolerated": "BLOCKED:http.accepts-202"},
+        # the 202 binds only the server, so its check, a NOTE, is no root cause: the
+        # failed connect is
+        {"http.accepts-202": "NOTE", "http.get-405-tolerated": "BLOCKED:client.connect"},
     ),
     "resumes-without-last-event-id": Case(
         ResumesWithoutLastEventId,
@@ -524,27 +534,29 @@ CASES = {
     "broken-call-is-empty": Case(
         BrokenCallIsEmpty,
         ("http-drop-connection", "2025-06-18", "http"),
-        {"http.dropped-connection-surfaced": "FAIL"},
+        # No sentence speaks of a response cut short (branch result-surfaced): a NOTE.
+        {"http.dropped-connection-surfaced": "NOTE"},
     ),
     "broken-connection-ends-session": Case(
         BrokenConnectionEndsSession,
         ("http-drop-connection", "2025-11-25", "http"),
-        {"http.session-survives-dropped-connection": "WARN"},
+        {"http.session-survives-dropped-connection": "NOTE"},
     ),
     "falls-back-only-on-405": Case(
         FallsBackOnlyOn405,
         ("http-legacy-fallback-404", "2024-11-05", "sse-legacy"),
-        {"http.legacy-fallback": "WARN"},
+        # 2024-11-05 has no fallback to speak of (later ones a lowercase "should"): NOTE.
+        {"http.legacy-fallback": "NOTE"},
     ),
     "falls-back-only-on-405-not-400": Case(
         FallsBackOnlyOn405,
         ("http-legacy-fallback-400", "2024-11-05", "sse-legacy"),
-        {"http.legacy-fallback": "WARN"},
+        {"http.legacy-fallback": "NOTE"},
     ),
     "no-legacy-fallback": Case(
         NoLegacyFallback,
         ("http-legacy-fallback", "2024-11-05", "sse-legacy"),
-        {"http.legacy-fallback": "WARN"},
+        {"http.legacy-fallback": "NOTE"},
     ),
     "guesses-the-endpoint": Case(
         GuessesTheEndpoint,
@@ -613,7 +625,8 @@ CASES = {
     "ignores-server-exit": Case(
         IgnoresServerExit,
         ("stdio-noise-and-crash", "2025-11-25", "stdio"),
-        {"stdio.crash-surfaced": "WARN"},
+        # Noticed at its time-out: the spec asks for time-outs only, so a NOTE.
+        {"stdio.crash-surfaced": "NOTE"},
     ),
     "never-restarts": Case(
         NeverRestarts,
@@ -684,3 +697,22 @@ NOT_TRIGGERED = {
 @pytest.mark.parametrize("name", sorted(NOT_TRIGGERED))
 def test_a_condition_that_never_arose_is_not_applicable(name: str) -> None:
     assert_mutant_fails_exactly(name, NOT_TRIGGERED[name])
+
+
+# Where a check's branches rest on different sentences, the mutant shows the branch it
+# was written for (its level is that branch's): check id, branch ("" the check's own).
+BRANCHES = {
+    "broken-call-is-empty": ("http.dropped-connection-surfaced", "result-surfaced"),
+    "ignores-server-exit": ("stdio.crash-surfaced", ""),
+    "resumes-without-last-event-id": ("http.resume-with-last-event-id", ""),
+    "never-resumes": ("http.resume-with-last-event-id", "no-reconnect"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BRANCHES))
+def test_a_mutant_takes_its_branch(name: str) -> None:
+    check_id, branch = BRANCHES[name]
+    case = {**CASES, **NOT_TRIGGERED}[name]
+    verdict = judge(CATALOGUE[check_id], run_case(case.mutant, case.run))
+    assert verdict.kind == "violation", verdict.reason
+    assert verdict.clause == branch, verdict.reason

@@ -12,11 +12,11 @@ import inspect
 import re
 
 import pytest
+from _spec_data import spec_data
 from find_clause import normalise
 
 from harness.judging import CATALOGUE, Check, Clause, Silence, keyword_of
 from harness.suite import SCENARIOS  # noqa: F401  (declares the checks)
-from tests._spec_data import spec_data
 
 CHECKS = sorted(CATALOGUE)
 

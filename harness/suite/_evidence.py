@@ -121,7 +121,31 @@ def never_answered(
     ]
     if unreadable:
         return judged_elsewhere(run, unreadable)
+    stray = _answer_under_another_id(run, request)
+    if stray is not None:
+        reason += (
+            f": the answer that followed it carries the id {json.dumps(stray['message'].get('id'))}"
+            f", which no server request has, not {json.dumps(request_id)}"
+        )
+        evidence = [*evidence, stray]
     return fail(reason, evidence)
+
+
+def _answer_under_another_id(run: ScenarioRun, request: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The first response the client sent after `request` whose id answers no request the
+    server sent: most likely this request's answer under a mangled id."""
+    asked = [
+        e["message"].get("id")
+        for e in run.entries
+        if e["kind"] == "message" and e["direction"] == "server" and is_request(e["message"])
+    ]
+    for entry in run.client_messages():
+        message = entry["message"]
+        if entry["seq"] <= request["seq"] or "method" in message or "id" not in message:
+            continue
+        if not any(same_json(message["id"], known) for known in asked):
+            return entry
+    return None
 
 
 def _carries_id(entry: Mapping[str, Any], request_id: Any) -> bool:

@@ -269,7 +269,7 @@ def stdio_shutdown(run: ScenarioRun) -> Verdict:
         )
     if ends[0]["kind"] == "signal":
         return violated(
-            f"the client sent {ends[0].get('signal')} without closing stdin first",
+            f"the client sent {ends[0].get('name', 'a signal')} without closing stdin first",
             [*session, *ends],
         )
     return passed("the client closed stdin first", [*session, ends[0]])

@@ -380,3 +380,19 @@ def test_ids_counted_afresh_in_a_new_session_are_not_reused(run: tuple[str, str,
     ids = [e["message"]["id"] for e in result.requests()]
     assert len(ids) > len(set(ids)), f"no id came again: {ids}"
     assert outcome(judge(CATALOGUE["jsonrpc.request-ids-unique"], result)) == "PASS"
+
+
+class TerminatesTheServer(ReferenceClient):
+    """ST-4: sends the stdio server SIGTERM instead of closing its stdin first."""
+
+    async def close(self) -> None:
+        if isinstance(self._transport, StdioTransport):
+            self._transport._process.terminate()
+        await super().close()
+
+
+def test_a_signal_before_stdin_closes_is_named_in_the_verdict() -> None:
+    run = run_case(TerminatesTheServer, ("tools-call", "2025-11-25", "stdio"))
+    verdict = judge(CATALOGUE["stdio.shutdown-closes-stdin"], run)
+    assert (verdict.status.value, verdict.kind) == ("WARN", "violation")
+    assert "the client sent SIGTERM without closing stdin first" in verdict.reason

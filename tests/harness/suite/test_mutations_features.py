@@ -1001,3 +1001,26 @@ def test_a_ping_answered_with_only_meta_is_answered_empty(
     # result. A member of any other name still fails (the pong mutant above).
     seen = verdicts(MetaInAnswers, run)
     assert {check: seen[check] for check in checks} == dict.fromkeys(checks, "PASS")
+
+
+class AnswersUnderAnotherId(ReferenceClient):
+    """Answers roots/list under its id with a suffix."""
+
+    async def _reply(self, reply: Response | ErrorResponse) -> None:
+        if isinstance(reply, Response) and isinstance(reply.id, str) and "roots" in reply.result:
+            reply = Response(f"{reply.id}-x", reply.result)
+        await super()._reply(reply)
+
+
+def test_an_answer_under_another_id_is_told_as_such_not_as_never_answered() -> None:
+    from harness.judging._catalogue import CATALOGUE
+    from harness.judging._judge import judge
+
+    run = run_case(AnswersUnderAnotherId, ("features-server-requests", "2025-11-25", "stdio"))
+    verdict = judge(CATALOGUE["features.roots-answer"], run)
+    assert verdict.status.value == "FAIL", verdict.reason
+    assert "never answered the server's roots/list" in verdict.reason
+    assert re.search(r'the answer that followed it carries the id "[^"]+-x"', verdict.reason)
+    stray = verdict.evidence[-1]
+    assert stray["direction"] == "client"
+    assert str(stray["message"]["id"]).endswith("-x")

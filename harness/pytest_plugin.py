@@ -15,14 +15,18 @@ installed, so it stays inert, and imports nothing heavy, until one of its option
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import importlib
 import json
 import logging
 import os
+import re
 import shlex
 import signal
+import textwrap
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -32,6 +36,7 @@ import pytest
 if TYPE_CHECKING:
     from harness.clients import DriverPool, McpClient
     from harness.judging import Check, Verdict
+    from harness.official import ClientScenario, ConformanceResult, OfficialClientCheck
     from harness.reports import Baseline
     from harness.running import RunWindow, Scenario, ScenarioRun
 
@@ -124,6 +129,31 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="FILE",
         help="write the results: .json (per check), .md or .html (matrix); repeatable",
     )
+    _conformance_options(group)
+    # How the command that started this pytest spells its options (`mcp-testbench run`'s
+    # --client for --mcp-client), as JSON: errors and hints name an option as it was typed.
+    group.addoption("--mcp-as-typed", default=None, help=argparse.SUPPRESS)
+
+
+def _typed(config: pytest.Config, option: str) -> str:
+    """`option` (`--mcp-timeout`) as the user typed it (`--timeout`, for `mcp-testbench run`)."""
+    spelled = json.loads(config.getoption("mcp_as_typed", None) or "{}")
+    return str(spelled.get(option, option))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_cmdline_main(config: pytest.Config) -> Any:
+    """A usage error names the plugin's options as the user typed them."""
+    try:
+        return (yield)
+    except pytest.UsageError as exc:
+        if not config.getoption("mcp_as_typed", None):
+            raise
+        respelled = [
+            re.sub(r"--mcp-[a-z]+(?:-[a-z]+)*", lambda m: _typed(config, m.group(0)), str(arg))
+            for arg in exc.args
+        ]
+        raise pytest.UsageError(*respelled) from None
 
 
 def _active(config: pytest.Config) -> bool:
@@ -131,6 +161,7 @@ def _active(config: pytest.Config) -> bool:
         config.getoption("mcp_client", None)
         or config.getoption("mcp_driver", None)
         or config.getoption("mcp_suite", False)
+        or config.getoption("mcp_conformance_client", None)
     )
 
 
@@ -209,6 +240,7 @@ def pytest_report_header(config: pytest.Config) -> str | None:
 def pytest_configure(config: pytest.Config) -> None:
     _check_filters(config)
     _take_node_ids(config)
+    _configure_conformance(config)
     if not _active(config):
         return
     if config.getoption("mcp_client") and config.getoption("mcp_driver"):
@@ -275,37 +307,96 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 def load_factory(spec: str) -> Callable[[], McpClient]:
-    """`module:attr` to the factory it names, or a UsageError that says what to fix."""
+    """`module:attr` to the factory it names, or a UsageError that says what failed and the fix.
+
+    The module is imported as `python -m` (and so `mcp-testbench run`) imports: the
+    working directory first on sys.path, so a client module beside the tests is found
+    without installing it, whichever way pytest was started.
+    """
+    option = f"--mcp-client {spec!r}"
     module_name, sep, attr = spec.partition(":")
     if not sep or not module_name or not attr:
-        raise pytest.UsageError(
-            f"--mcp-client {spec!r}: write MODULE:ATTR, e.g. mypkg.testing:make_client"
-        )
+        raise pytest.UsageError(f"{option}: write MODULE:ATTR, e.g. mypkg.testing:make_client")
+    where = _working_directory_first()
     try:
         module = importlib.import_module(module_name)
-    except ImportError as exc:
+    except ModuleNotFoundError as exc:
+        import sys
+
+        missing = exc.name or module_name
+        parent, _, last = missing.rpartition(".")
+        if not f"{module_name}.".startswith(f"{missing}."):  # a module that it imports
+            raise pytest.UsageError(
+                f"{option}: importing {module_name!r} failed: it imports {missing!r}, which is "
+                f"not installed (ModuleNotFoundError at {_raised_at(exc)}); fix: install "
+                f"{missing!r} into this environment ({sys.executable})"
+            ) from None
+        if parent in sys.modules:  # the package is there, the module in it is not
+            found_in = getattr(sys.modules[parent], "__path__", None) or [parent]
+            raise pytest.UsageError(
+                f"{option}: cannot import {module_name!r}: ModuleNotFoundError: the package "
+                f"{parent!r} ({', '.join(found_in)}) has no module {last!r}; "
+                "fix: check the module's name"
+            ) from None
+        top = module_name.split(".")[0]
         raise pytest.UsageError(
-            f"--mcp-client {spec!r}: cannot import {module_name!r} ({exc}); "
-            "check the name and that the package is installed in this environment"
+            f"{option}: cannot import {module_name!r}: ModuleNotFoundError: no module "
+            f"{missing!r} in the working directory ({where}) nor among the packages of "
+            f"{sys.executable}; fix: run from the folder that holds {top}/ or {top}.py, "
+            "or install the package that provides it into this environment"
         ) from None
-    except Exception as exc:
+    except Exception as exc:  # an error inside the module (SyntaxError, ImportError, ...)
         raise pytest.UsageError(
-            f"--mcp-client {spec!r}: importing {module_name!r} failed: {type(exc).__name__}: {exc}"
+            f"{option}: importing {module_name!r} raised {type(exc).__name__} at "
+            f"{_raised_at(exc)}: {exc}; fix: correct the module (python -c 'import "
+            f"{module_name}' shows the whole traceback)"
         ) from None
     factory = module
     for part in attr.split("."):
         try:
             factory = getattr(factory, part)
         except AttributeError:
-            names = ", ".join(n for n in dir(module) if not n.startswith("_"))
+            import difflib
+
+            names = sorted(
+                n for n in dir(module) if not n.startswith("_") and callable(getattr(module, n))
+            )
+            near = difflib.get_close_matches(attr, names, n=1)
+            example = f", e.g. {module_name}:{near[0]}" if near else ""
             raise pytest.UsageError(
-                f"--mcp-client {spec!r}: {module_name!r} has no attribute {attr!r} (it has: {names})"
+                f"{option}: {module_name!r} has no attribute {attr!r} (AttributeError; "
+                f"{module_name!r} is {getattr(module, '__file__', None) or 'a namespace package'}"
+                f", its callables: {', '.join(names) or 'none'}); fix: name a factory it "
+                f"defines{example}"
             ) from None
     if not callable(factory):
-        raise pytest.UsageError(
-            f"--mcp-client {spec!r}: {attr!r} is not callable; name a factory or class"
-        )
+        raise pytest.UsageError(f"{option}: {attr!r} is not callable; name a factory or class")
     return factory
+
+
+def _working_directory_first() -> str:
+    """Put the working directory first on sys.path, as `python -m` does, unless it is on
+    it already (as '' or its path); returns it."""
+    import sys
+
+    here = os.getcwd()
+    if not any(os.path.abspath(entry or os.curdir) == here for entry in sys.path):
+        sys.path.insert(0, here)
+    return here
+
+
+def _raised_at(exc: BaseException) -> str:
+    """FILE:LINE of the line that raised `exc` (a SyntaxError's own place), or "its import"."""
+    if isinstance(exc, SyntaxError) and exc.filename:
+        return f"{exc.filename}:{exc.lineno}"
+    import traceback
+
+    frames = [
+        frame
+        for frame in traceback.extract_tb(exc.__traceback__)
+        if not frame.filename.startswith("<frozen ")  # importlib's own machinery
+    ]
+    return f"{frames[-1].filename}:{frames[-1].lineno}" if frames else "its import"
 
 
 def driver_argv(driver: str) -> list[str]:
@@ -467,6 +558,9 @@ class McpSuite(pytest.Collector):
     """The whole conformance suite, under the session."""
 
     def collect(self) -> Iterator[pytest.Item | pytest.Collector]:
+        if self.config.getoption("mcp_conformance_client", None):
+            yield from _conformance_runs(self)  # the official client scenarios instead
+            return
         for scenario, revision, transport, error in _planned_runs(self.config):
             if error is not None:
                 # One broken script costs its own scenario, not the whole suite.
@@ -702,8 +796,8 @@ def _concurrent_runs(config: pytest.Config) -> int:
     asked = config.getoption("mcp_concurrency", None)
     if asked is not None:
         return int(asked)
-    if config.getoption("mcp_driver", None):
-        return _CONCURRENT_RUNS
+    if config.getoption("mcp_driver", None) or config.getoption("mcp_conformance_client", None):
+        return _CONCURRENT_RUNS  # each run has a process of its own
     factory = config.stash.get(_STASH_FACTORY, None)
     return _CONCURRENT_RUNS if getattr(factory, "concurrent_instances", False) is True else 1
 
@@ -868,7 +962,7 @@ def _keep_current_test_variable() -> Callable[[], None]:
 
 
 def _run_check(mcp_client_factory: Callable[[], McpClient], request: pytest.FixtureRequest) -> None:
-    from harness.judging import Status, judge
+    from harness.judging import judge
     from harness.running import execute
 
     item = request.node
@@ -901,7 +995,15 @@ def _run_check(mcp_client_factory: Callable[[], McpClient], request: pytest.Fixt
     run = runs[key]
     verdict = judge(item.mcp_check, run)
     item.mcp_verdict = verdict
-    result = _result(item, run, verdict)
+    _conclude(item, run, verdict, _result(item, run, verdict))
+
+
+def _conclude(
+    item: McpCheckItem, run: ScenarioRun, verdict: Verdict, result: dict[str, Any]
+) -> None:
+    """The item's outcome: its result recorded, then a pass, a failure or a skip."""
+    from harness.judging import Status
+
     # The result travels as JSON text (xdist workers send it to the controller; JUnit
     # shows it as is), and its parts as JUnit properties of their own for CI tools.
     item.user_properties.append((_RESULT_PROPERTY, json.dumps(result, ensure_ascii=False)))
@@ -968,16 +1070,24 @@ def _clauses(check: Check, run: ScenarioRun, verdict: Verdict) -> list[dict[str,
     ]
 
 
+def _headline(result: dict[str, Any]) -> str:
+    """An item's verdict, where, and a BLOCKED one's root: the first line of its report."""
+    return (
+        f"{result['status']} {result['check']} ({result['level']} "
+        f"{', '.join(result['requirements'])}) "
+        f"in {result['scenario']} at {result['revision']} over {result['transport']}"
+        + (f", blocked by {result['root']}" if result.get("root") else "")
+    )
+
+
 def _explain(item: McpCheckItem, run: ScenarioRun, verdict: Verdict) -> str:
-    from harness.reports import format_evidence
+    """The item's report in pytest's failures section and JUnit, at most 100 columns wide
+    (a long line goes on under a hanging indent, never cut; a longer link stays whole)."""
+    from harness.reports import format_evidence, wrap
 
     check = item.mcp_check
     lines = [
-        f"{verdict.status.value} {check.id} ({_level(check, run, verdict)} "
-        f"{', '.join(check.requirements)}) "
-        f"in {run.scenario.id} at {run.revision} over {run.transport}"
-        # The first line is JUnit's failure message: a BLOCKED one names its root there.
-        + (f", blocked by {verdict.root}" if verdict.root is not None else ""),
+        _headline(_result(item, run, verdict)),
         f"  requirement: {check.description}",
         f"  spec: {check.spec_url(run.revision)}",
         f"  why: {verdict.reason}",
@@ -998,7 +1108,7 @@ def _explain(item: McpCheckItem, run: ScenarioRun, verdict: Verdict) -> str:
     if run.diagnostics:
         lines.append("  client stderr (last lines):")
         lines += [f"    {line}" for line in run.diagnostics.splitlines()[-20:]]
-    return "\n".join(lines)
+    return "\n".join(part for line in lines for part in wrap(line, break_long_words=False))
 
 
 def _reported_result(report: pytest.TestReport) -> dict[str, Any] | None:
@@ -1028,7 +1138,7 @@ def pytest_report_teststatus(
     report: pytest.TestReport, config: pytest.Config
 ) -> tuple[str, str, Any] | None:
     if report.when == "call" and not hasattr(report, "wasxfail"):  # a baselined item is xfail
-        return _CATEGORIES.get(_reported_status(report) or "")
+        return _CATEGORIES.get(_reported_status(report) or _official_status(report) or "")
     return None
 
 
@@ -1072,7 +1182,10 @@ class _Recorder:
         self.results: list[dict[str, Any]] = []
         self.unmatched: list[str] = []
         self.stale: list[str] = []
+        self.now_passing: list[tuple[str, int, int]] = []
         self.interrupted = False
+        self.started = time.monotonic()
+        self.waited: dict[str, Any] = {}  # pytest-xdist workers' `_waited_out`, added up
         # Note a SIGINT before pytest sees it (as KeyboardInterrupt), so that the reports
         # say the run was interrupted even where pytest ends with another status. Only the
         # main thread may, and only over Python's own handler (an ignored SIGINT stays so).
@@ -1123,7 +1236,67 @@ class _Recorder:
             terminalreporter.write_line(line, red=line == roots)
         if interrupted:
             terminalreporter.write_line(f"mcp-testbench: {INTERRUPTED_NOTE}", red=True)
+        for line in self._slow_run_lines():
+            terminalreporter.write_line(line, yellow=True)
         self._baseline_summary(terminalreporter)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> None:
+        self.started = time.monotonic()  # the session's time, for the slow-run lines
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        """A pytest-xdist worker is done: add up what its runs spent waiting out bounds."""
+        output = getattr(node, "workeroutput", None) or {}
+        self.waited = _add_waited(self.waited, output.get(_WAITED_OUTPUT) or {})
+
+    def _slow_run_lines(self) -> list[str]:
+        """Why a run was slow, when the client made it so: at most two lines, each saying
+        how long, why, and the setting that helps (wrapped at 100 columns)."""
+        config = self.config
+        runs = config.stash.get(_STASH_RUNS, {})
+        waited = _add_waited(self.waited, _waited_out(runs.values()) if runs else {})
+        took = time.monotonic() - self.started
+        lines = []
+        width = _concurrent_runs(config)
+        asked = config.getoption("mcp_concurrency", None)
+        concurrency = _typed(config, "--mcp-concurrency")
+        seconds = float(waited.get("seconds", 0.0))
+        # Much of the runs' own time (the session's also holds pytest's, and xdist's start).
+        if seconds >= 1.0 and seconds >= waited.get("took", 0.0) / 3:
+            if waited["unanswering"]:
+                methods = sorted(waited["unanswered"], key=lambda m: (-waited["unanswered"][m], m))
+                shown = ", ".join(methods[:3]) + (", ..." if len(methods) > 3 else "")
+                some = waited["unanswering"] < waited["waiting"]
+                why = f"the client left the server's requests unanswered ({shown})" + (
+                    f" in {waited['unanswering']} of them" if some else ""
+                )
+            else:
+                label, (_, times) = max(waited["why"].items(), key=lambda kv: kv[1][0])
+                why = f"mostly for {label} ({times} times), which never came"
+            overlap = (
+                f"; {concurrency} above 1 lets such runs overlap"
+                if width == 1 and asked is not None
+                else ""
+            )
+            lines.append(
+                f"mcp-testbench: slow run: {_duration(seconds)} of waiting out bounds "
+                f"({_typed(config, '--mcp-timeout')} {config.getoption('mcp_timeout'):g} s) in "
+                f"{waited['waiting']} of {waited['runs']} runs, of a {_duration(took)} session: "
+                f"{why}{overlap}"
+            )
+        if width == 1 and asked is None and waited.get("runs", 0) > 1:
+            factory = config.getoption("mcp_client", None)
+            lines.append(
+                f"mcp-testbench: one run at a time: {factory} does not declare "
+                f"`concurrent_instances = True`; declare it (or pass {concurrency}=2) if its "
+                "clients can work side by side in one process"
+                if factory
+                else "mcp-testbench: one run at a time, as for any client of the "
+                f"mcp_client_factory fixture: pass {concurrency}=2 if its clients can work "
+                "side by side in one process"
+            )
+        return [line for text in lines for line in _wrap(text)]
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
@@ -1135,6 +1308,7 @@ class _Recorder:
             return
         _, self.unmatched = baseline.match(_planned_items(self.config))
         self.stale = baseline.stale_entries(self.results)
+        self.now_passing = baseline.now_passing(self.results)
         if (self.unmatched or self.stale) and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
@@ -1166,14 +1340,612 @@ class _Recorder:
                 "failed in this run; delete it",
                 red=True,
             )
+        for line in _now_passing_lines(self.config, baseline, self.now_passing, self.results):
+            terminalreporter.write_line(line, red=True)
 
     def _blocked_details(self, terminalreporter: Any) -> None:
-        """What pytest's failures section shows for a FAIL, for the BLOCKED items: pytest
-        lists only its own "failed" category there."""
+        """The BLOCKED items, which pytest's failures section leaves out (it lists its own
+        "failed" category only): by default one line per root cause, as the root causes
+        explain them all; with -v or -rB each item's report, as a FAIL's."""
         reports = terminalreporter.getreports("blocked")
         if not reports or self.config.getoption("tbstyle", "auto") == "no":
             return
-        terminalreporter.write_sep("=", "BLOCKED (not judged: a precondition failed)")
+        if self.config.get_verbosity() > 0 or "B" in terminalreporter.reportchars:
+            terminalreporter.write_sep("=", "BLOCKED (not judged: a precondition failed)")
+            for report in reports:
+                terminalreporter.write_sep("_", report.head_line or report.nodeid, red=True)
+                terminalreporter.write_line(report.longreprtext)
+            return
+        roots: dict[str, int] = {}
         for report in reports:
-            terminalreporter.write_sep("_", report.head_line or report.nodeid, red=True)
-            terminalreporter.write_line(report.longreprtext)
+            root = str((_reported_result(report) or {}).get("root"))
+            roots[root] = roots.get(root, 0) + 1
+        terminalreporter.write_sep("=", "BLOCKED (not judged; -rB or -v shows each)")
+        for root, count in sorted(roots.items(), key=lambda kv: (-kv[1], kv[0])):
+            items = f"{count} item{'s' if count != 1 else ''}"
+            terminalreporter.write_line(f"{items} BLOCKED by {root}: see the root causes")
+
+    @pytest.hookimpl(specname="pytest_sessionfinish", tryfirst=True)
+    def pytest_sessionfinish_junit(self, session: pytest.Session) -> None:
+        """Before junitxml writes its file (in its own pytest_sessionfinish)."""
+        _junit_root_causes(self.config, self.results)
+
+
+def _junit_root_causes(config: pytest.Config, results: list[dict[str, Any]]) -> None:
+    """A BLOCKED testcase's failure message: its first line, then its root cause in the
+    words of every other report, which only the whole run's results give. Uses pytest's
+    junitxml objects (no public API changes an element), each testcase's whole by now."""
+    from _pytest.junitxml import bin_xml_escape, xml_key
+
+    from harness.reports import root_causes
+
+    log_xml = config.stash.get(xml_key, None)
+    if log_xml is None or not results:
+        return
+    lines = {root.root: root.line for root in root_causes(results)}
+    for reporter in log_xml.node_reporters_ordered:
+        testcase = reporter.to_xml()
+        failure = testcase.find("failure")
+        properties = {p.get("name"): p.get("value") for p in testcase.iter("property")}
+        if failure is None or properties.get(_RESULT_PROPERTY) is None:
+            continue
+        item = json.loads(str(properties[_RESULT_PROPERTY]))
+        if item.get("status") == "BLOCKED" and item.get("root") in lines:
+            message = f"{_headline(item)}\nroot cause: {lines[item['root']]}"
+            failure.set("message", bin_xml_escape(message))
+
+
+# -- why a run was slow -----------------------------------------------------------------------
+
+_WAITED_OUTPUT = "mcp_testbench_waited"
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """A pytest-xdist worker hands the controller what its runs spent waiting out bounds
+    (xdist sends `workeroutput` after this hook), for the summary's slow-run lines."""
+    output = getattr(session.config, "workeroutput", None)
+    runs = session.config.stash.get(_STASH_RUNS, None)
+    if output is not None and runs:
+        output[_WAITED_OUTPUT] = _waited_out(runs.values())
+
+
+def _waited_out(runs: Iterable[ScenarioRun]) -> dict[str, Any]:
+    """What scenario runs spent waiting out a bound for what the client never did: a
+    drive's wait that never saw what it waited for, an operation the client never returned
+    from, one it ended at its own time-out (not one the drive timed out on purpose). As
+    {"runs": n, "took": the runs' seconds, "waiting": runs with such a wait, "seconds": all
+    of it, "why": {what it waited for: [seconds, times]}, "unanswering": waiting runs in
+    which the client left a server request unanswered, "unanswered": {that request's
+    method: runs}}."""
+    why: dict[str, list[float]] = {}
+    unanswered: dict[str, int] = {}
+    runs_seen = waiting = unanswering = 0
+    took = 0.0
+    for run in runs:
+        runs_seen += 1
+        took += run.seconds
+        spent = [(str(w["wait"]), float(w["seconds"])) for w in run.waits if not w["seen"]]
+        for operation in run.operations:
+            kind = (operation.error or {}).get("kind")
+            if kind == "hang":
+                spent.append((f"{operation.op} to return", operation.seconds))
+            elif kind == "timeout" and not operation.deliberate:
+                spent.append((f"an answer to {operation.op}", operation.seconds))
+        if not spent:
+            continue
+        waiting += 1
+        for label, seconds in spent:
+            total = why.setdefault(label, [0.0, 0])
+            total[0] += seconds
+            total[1] += 1
+        methods = _unanswered_requests(run)
+        unanswering += bool(methods)
+        for method in methods:
+            unanswered[method] = unanswered.get(method, 0) + 1
+    return {
+        "runs": runs_seen,
+        "took": took,
+        "waiting": waiting,
+        "seconds": sum(total for total, _ in why.values()),
+        "why": why,
+        "unanswering": unanswering,
+        "unanswered": unanswered,
+    }
+
+
+def _unanswered_requests(run: ScenarioRun) -> set[str]:
+    """The methods of the server requests in `run` that the client never answered."""
+    asked: dict[str, str] = {}  # the id as JSON text (1 is not "1") -> the method
+    answered: set[str] = set()
+    for entry in run.entries:
+        message = entry.get("message")
+        if entry.get("kind") != "message" or not isinstance(message, dict) or "id" not in message:
+            continue
+        key = json.dumps(message["id"])
+        if entry.get("direction") == "server" and "method" in message:
+            asked[key] = str(message["method"])
+        elif entry.get("direction") == "client" and "method" not in message:
+            answered.add(key)
+    return {method for key, method in asked.items() if key not in answered}
+
+
+def _add_waited(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+    why = {label: list(total) for label, total in a.get("why", {}).items()}
+    for label, (seconds, times) in b.get("why", {}).items():
+        total = why.setdefault(label, [0.0, 0])
+        total[0] += seconds
+        total[1] += times
+    unanswered = dict(a.get("unanswered", {}))
+    for method, runs in b.get("unanswered", {}).items():
+        unanswered[method] = unanswered.get(method, 0) + runs
+    counts = ("runs", "took", "waiting", "seconds", "unanswering")
+    added = {key: a.get(key, 0) + b.get(key, 0) for key in counts}
+    return {**added, "why": why, "unanswered": unanswered}
+
+
+def _wrap(text: str) -> list[str]:
+    """`text` in lines of at most 100 columns, never broken inside a duration ("15 s") or
+    a `code span`."""
+    glued = re.sub(
+        r"`[^`]*`|\d+(?:\.\d+)? (?:min \d+ )?s\b", lambda m: m.group(0).replace(" ", "\0"), text
+    )
+    return [
+        line.replace("\0", " ")
+        for line in textwrap.wrap(
+            glued, 100, subsequent_indent="  ", break_long_words=False, break_on_hyphens=False
+        )
+    ]
+
+
+def _duration(seconds: float) -> str:
+    """6 min 45 s, 44 s, 0.8 s."""
+    if seconds < 10:
+        return f"{seconds:.1f} s"
+    minutes, rest = divmod(round(seconds), 60)
+    return f"{minutes} min {rest} s" if minutes else f"{rest} s"
+
+
+def _now_passing_lines(
+    config: pytest.Config,
+    baseline: Baseline,
+    now_passing: list[tuple[str, int, int]],
+    results: list[dict[str, Any]],
+) -> list[str]:
+    """The baseline entries whose items now pass (pytest itself says only "XPASS(strict)"
+    and "1 failed"), and the command that brings the file up to date: `baseline update`
+    from this run's JSON report, unless the run left out other entries' items (it would
+    drop those entries too)."""
+    lines = [
+        f"mcp-testbench: baseline entry {entry!r} now passes: remove it"
+        if passed == judged
+        else f"mcp-testbench: baseline entry {entry!r} now passes in {passed} of its "
+        f"{judged} items: narrow it to the others"
+        for entry, passed, judged in now_passing
+    ]
+    if not lines:
+        return []
+    reports = [Path(r) for r in config.getoption("mcp_report") or [] if r.endswith(".json")]
+    left_out = baseline.left_out(results)
+    if left_out:
+        others = f"{len(left_out)} other entr{'ies' if len(left_out) > 1 else 'y'}"
+        why = f"`baseline update` from this run would also drop {others}, whose items it left out"
+        single, several = f" by hand: {why}", f"mcp-testbench: edit them by hand: {why}"
+    else:
+        if reports:  # the last one: `mcp-testbench run --report` comes after its folder's
+            how = f"run `{baseline.update_command(reports[-1])}`"
+        else:
+            how = (
+                f"write this run's JSON report ({_typed(config, '--mcp-report')}=results.json) "
+                f"and run `{baseline.update_command(Path('results.json'))}`"
+            )
+        single, several = f", or {how}", f"mcp-testbench: or, for all of them at once, {how}"
+    texts = [f"{lines[0]}{single}"] if len(lines) == 1 else [*lines, several]
+    return [line for text in texts for line in _wrap(text)]
+
+
+# -- the official runner's conformance clients ---------------------------------------------------
+#
+# `--mcp-conformance-client CMD` runs a client's conformance command as the official runner
+# (`@modelcontextprotocol/conformance`) runs it, once per client scenario served here
+# (harness.official.SERVED), through the run window like any scenario run. Each run is one
+# node with one item per official check id (`official:<id>`), one per check of ours judged
+# on the same transcript, and `scenario`: the scenario's verdict in the runner's terms, which
+# fails when its expected ids were not all judged. docs/conformance-clients.md.
+
+_STASH_CONFORMANCE: pytest.StashKey[dict[tuple[str, str], ConformanceResult]] = pytest.StashKey()
+_OFFICIAL_PROPERTY = "mcp_official"
+_SCENARIO_PROPERTY = "mcp_official_scenario"
+# An official id's status as this plugin's categories name it (a hang is no BLOCKED: no
+# check of ours is its root; it is the client's process that did not end).
+_OFFICIAL_CATEGORIES = {
+    "WARNING": "WARN",
+    "HUNG": "HUNG",
+}
+_CATEGORIES["HUNG"] = ("hung", "H", ("HUNG", {"red": True}))
+
+
+def _conformance_options(group: Any) -> None:
+    group.addoption(
+        "--mcp-conformance-client",
+        metavar="CMD",
+        help="run a conformance client as the official runner does (/bin/sh -c 'CMD URL', "
+        "MCP_CONFORMANCE_SCENARIO, ...), once per official client scenario served here; "
+        "not with --mcp-client or --mcp-driver (see docs/conformance-clients.md)",
+    )
+    group.addoption(
+        "--mcp-conformance-timeout",
+        type=int,
+        default=None,
+        metavar="MS",
+        help="with --mcp-conformance-client: the runner's per-scenario time-out, after which "
+        "the shell gets SIGTERM (default 30000, as the runner's)",
+    )
+    group.addoption(
+        "--mcp-conformance-report",
+        metavar="FILE.json",
+        help="with --mcp-conformance-client: write the runner's verdicts per scenario and "
+        "the tier figures as JSON",
+    )
+
+
+def _configure_conformance(config: pytest.Config) -> None:
+    """The usage rules of --mcp-conformance-client, and its summary's recorder."""
+    command = config.getoption("mcp_conformance_client", None)
+    timeout = config.getoption("mcp_conformance_timeout", None)
+    report = config.getoption("mcp_conformance_report", None)
+    if command is None:
+        for given, option in ((timeout, "timeout"), (report, "report")):
+            if given is not None:
+                raise pytest.UsageError(
+                    f"--mcp-conformance-{option} goes with --mcp-conformance-client CMD; "
+                    "add that, or drop it"
+                )
+        return
+    if not command.strip():
+        raise pytest.UsageError(
+            "--mcp-conformance-client is empty: give the command the official runner's "
+            '--command takes, e.g. "python conformance_client.py"'
+        )
+    others = [
+        option
+        for option, name in (
+            ("--mcp-client", "mcp_client"),
+            ("--mcp-driver", "mcp_driver"),
+            ("--mcp-suite", "mcp_suite"),
+        )
+        if config.getoption(name, None)
+    ]
+    if others:
+        raise pytest.UsageError(
+            f"--mcp-conformance-client runs the official client scenarios; {others[0]} runs "
+            "the suite's: give one of them, not both"
+        )
+    if timeout is not None and timeout <= 0:
+        raise pytest.UsageError(
+            f"--mcp-conformance-timeout must be a positive number of milliseconds, not {timeout}"
+        )
+    if report is not None and Path(report).suffix != ".json":
+        raise pytest.UsageError(
+            f"--mcp-conformance-report {report!r}: the file name must end in .json"
+        )
+    if config.getoption("mcp_baseline", None):
+        raise pytest.UsageError(
+            "--mcp-baseline does not apply to --mcp-conformance-client yet (the runner's "
+            "expected-failures rule is not reproduced here); run without it"
+        )
+    transports = _split(config.getoption("mcp_transport"))
+    if transports and "http" not in transports:
+        raise pytest.UsageError(
+            "the official client scenarios run over HTTP only: drop --mcp-transport or give http"
+        )
+    from harness.official import SERVED
+
+    served = sorted({r for s in SERVED for r in s.revisions})
+    revisions = _split(config.getoption("mcp_revision"))
+    if revisions and not set(revisions) & set(served):
+        raise pytest.UsageError(
+            f"no official client scenario is served here at {', '.join(revisions)}; "
+            f"they are served at {', '.join(served)}"
+        )
+    if not hasattr(config, "workerinput"):
+        config.pluginmanager.register(_ConformanceSummary(config), "mcp-testbench-conformance")
+
+
+def _conformance_runs(suite: McpSuite) -> Iterator[pytest.Collector]:
+    from harness.official import SERVED
+
+    revisions = set(_split(suite.config.getoption("mcp_revision")))
+    for scenario in SERVED:
+        for revision in scenario.revisions:
+            if not revisions or revision in revisions:
+                yield McpConformanceRun.from_parent(
+                    suite,
+                    name=f"conformance-{scenario.name}-{revision}",
+                    scenario=scenario,
+                    revision=revision,
+                )
+
+
+class McpConformanceRun(pytest.Collector):
+    """One official client scenario at one revision: its official ids, ours, its verdict."""
+
+    def __init__(self, *, scenario: ClientScenario, revision: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.scenario = scenario
+        self.revision = revision
+        self.key = (scenario.name, revision)
+
+    def collect(self) -> Iterator[pytest.Item]:
+        from harness.official import our_checks
+
+        for official in self.scenario.checks:
+            if official.emitted in ("always", "on event", "on failure"):
+                item = McpOfficialItem.from_parent(
+                    self, name=f"official:{official.id}", callobj=_run_official_check
+                )
+                item.mcp_official = official
+                yield item
+        for check in our_checks(self.scenario, self.revision):
+            ours = McpConformanceCheckItem.from_parent(
+                self, name=check.id, callobj=_run_conformance_check
+            )
+            ours.mcp_check = check
+            yield ours
+        yield McpOfficialItem.from_parent(self, name="scenario", callobj=_run_conformance_scenario)
+
+
+class McpOfficialItem(pytest.Function):
+    """An official check id's verdict, or (`scenario`) the scenario's in the runner's terms."""
+
+    mcp_official: OfficialClientCheck | None = None
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        if isinstance(excinfo.value, McpCheckFailed):
+            return str(excinfo.value)
+        return str(super().repr_failure(excinfo))
+
+    def reportinfo(self) -> tuple[str, int | None, str]:
+        return ("mcp-testbench", None, f"{self.nodeid} ")
+
+
+class McpConformanceCheckItem(McpCheckItem):
+    """A check of ours, judged on the transcript of an official client scenario."""
+
+
+def _conformance_result(item: pytest.Item) -> ConformanceResult:
+    """The run of the item's scenario, carried out once (in the run window)."""
+    from harness.official import conformance_target, judge_conformance_run
+    from harness.running import RUNNER_TIMEOUT_MS, run_conformance_client
+
+    run_node = item.parent
+    assert isinstance(run_node, McpConformanceRun)
+    config = item.config
+    results = config.stash.setdefault(_STASH_CONFORMANCE, {})
+    if run_node.key not in results:
+        command = config.getoption("mcp_conformance_client")
+        timeout = config.getoption("mcp_conformance_timeout") or RUNNER_TIMEOUT_MS
+        window = _conformance_window(config)
+
+        def carry_out(node: McpConformanceRun) -> Callable[[], ConformanceResult]:
+            target = conformance_target(node.scenario, node.revision)
+            return lambda: judge_conformance_run(
+                node.scenario, run_conformance_client(command, target, timeout_ms=timeout)
+            )
+
+        # Without xdist the window gets every run at once (it keeps `width` working); a
+        # worker gets its own runs only (the scheduler hands each worker whole runs).
+        nodes = [run_node]
+        if not hasattr(config, "workerinput"):
+            parents = [
+                i.parent for i in item.session.items if isinstance(i.parent, McpConformanceRun)
+            ]
+            nodes = list(dict.fromkeys(n for n in parents if isinstance(n, McpConformanceRun)))
+        futures = {
+            node.key: window.submit(("conformance", *node.key), carry_out(node)) for node in nodes
+        }
+        results[run_node.key] = futures[run_node.key].result()
+    return results[run_node.key]
+
+
+_STASH_CONFORMANCE_WINDOW: pytest.StashKey[RunWindow[ConformanceResult]] = pytest.StashKey()
+
+
+def _conformance_window(config: pytest.Config) -> RunWindow[ConformanceResult]:
+    """The run window of the conformance client's runs (the suite's, for their type): as
+    many working at once as --mcp-concurrency says (default 2: each run is a process of
+    its own), a run still going after 2 s holding no place; closed with the session."""
+    from harness.running import RunWindow, stop_conformance_clients
+
+    window = config.stash.get(_STASH_CONFORMANCE_WINDOW, None)
+    if window is None:
+        width = _concurrent_runs(config)
+        cap, stale = (width, float("inf")) if width == 1 else (2 * width, _STALE_RUN)
+        window = config.stash[_STASH_CONFORMANCE_WINDOW] = RunWindow(width, cap=cap, stale=stale)
+        config.add_cleanup(window.close)
+        # Cleanups run last first: a session ended early (Ctrl-C, -x) kills the commands
+        # still running, then waits for their runs, which end at once.
+        config.add_cleanup(stop_conformance_clients)
+    return window
+
+
+def _run_official_check(request: pytest.FixtureRequest) -> None:
+    item = request.node
+    assert isinstance(item, McpOfficialItem)
+    assert item.mcp_official is not None
+    official = item.mcp_official
+    scenario = _conformance_result(item).official
+    found = [v for v in scenario.verdicts if v.id == official.id]
+    statuses = [v.status for v in found]
+    if scenario.hung or scenario.harness_fault is not None:
+        status, reason = "HUNG", scenario.outcome
+    elif "FAILURE" in statuses:
+        status = "FAILURE"
+        reason = "; ".join(v.reason for v in found if v.status == "FAILURE")
+    elif "WARNING" in statuses:
+        status = "WARNING"
+        reason = "; ".join(v.reason for v in found if v.status == "WARNING")
+    elif "SUCCESS" in statuses:
+        status, reason = "SUCCESS", "; ".join(v.reason for v in found)
+    elif found:  # INFO or SKIPPED: the rule did not judge
+        status, reason = found[0].status, found[0].reason
+    elif official.emitted == "on failure":
+        status, reason = "SILENT", "the runner emits it only as a FAILURE, and had none to emit"
+    else:
+        status, reason = (
+            "NOT EMITTED",
+            "the runner's rule emitted nothing: what it is about never happened",
+        )
+    shown = {
+        "id": official.id,
+        "scenario": scenario.name,
+        "revision": scenario.revision,
+        "status": status,
+        "statuses": statuses,
+        "reason": reason,
+        "rule": official.rule,
+        "evidence": [seq for v in found for seq in v.evidence],
+    }
+    item.user_properties.append((_OFFICIAL_PROPERTY, json.dumps(shown, ensure_ascii=False)))
+    headline = f"{status} {official.id} (official) in {scenario.name} at {scenario.revision}"
+    text = f"{headline}\n  why: {reason}\n  the runner's rule: {official.rule}"
+    if official.ours:
+        text += f"\n  ours on the same traffic: {', '.join(official.ours)}"
+    if status in ("FAILURE", "HUNG"):
+        raise McpCheckFailed(text)
+    if status == "WARNING":
+        item.add_report_section("call", "mcp-testbench WARN", text)
+    elif status in ("INFO", "SKIPPED", "NOT EMITTED"):
+        pytest.skip(f"N/A: {status.lower()}: {reason}")
+
+
+def _official_status(report: pytest.TestReport) -> str | None:
+    """The category of an official item's status (WARN, HUNG), if it has one."""
+    for name, value in report.user_properties:
+        if name == _OFFICIAL_PROPERTY and isinstance(value, str):
+            return _OFFICIAL_CATEGORIES.get(str(json.loads(value).get("status")))
+        if name == _SCENARIO_PROPERTY and isinstance(value, str):
+            return "HUNG" if json.loads(value).get("hung") else None
+    return None
+
+
+def _run_conformance_check(request: pytest.FixtureRequest) -> None:
+    from harness.official import conformance_scenario
+
+    item = request.node
+    assert isinstance(item, McpConformanceCheckItem)
+    run_node = item.parent
+    assert isinstance(run_node, McpConformanceRun)
+    result = _conformance_result(item)
+    verdict = next(v for c, v in result.ours if c.id == item.mcp_check.id)
+    run = result.run.scenario_run(conformance_scenario(run_node.scenario, run_node.revision))
+    item.mcp_verdict = verdict
+    shown = _result(item, run, verdict)
+    shown["ours"] = True  # beside the runner's ids of the same scenario
+    _conclude(item, run, verdict, shown)
+
+
+def _run_conformance_scenario(request: pytest.FixtureRequest) -> None:
+    item = request.node
+    result = _conformance_result(item)
+    scenario, run = result.official, result.run
+    shown = {
+        **scenario.to_json(),
+        "line": scenario.line,
+        "command": run.command,
+        "url": run.url,
+        "process": run.shown_status,
+        "left_behind": run.left_behind,
+        "seconds": round(run.seconds, 3),
+    }
+    item.user_properties.append((_SCENARIO_PROPERTY, json.dumps(shown, ensure_ascii=False)))
+    if scenario.passes:
+        return
+    lines = [
+        f"{scenario.name} at {scenario.revision}: {scenario.outcome}",
+        f"  the runner's line: {scenario.line}",
+        f"  the client: {run.shown_status} ({run.seconds:.1f} s)",
+    ]
+    lines += [
+        f"  {v.status} {v.id}: {v.reason}" for v in scenario.verdicts if v.status != "SUCCESS"
+    ]
+    if run.left_behind:
+        lines.append("  the command left processes running: the harness killed them")
+    if run.stderr.strip():
+        lines.append("  client stderr (last lines):")
+        lines += [f"    {line}" for line in run.stderr.splitlines()[-15:]]
+    raise McpCheckFailed("\n".join(lines))
+
+
+class _ConformanceSummary:
+    """The runner's summary lines and the tier figures, at the end of the session (also
+    from pytest-xdist workers' reports); `--mcp-conformance-report` as JSON."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.scenarios: list[dict[str, Any]] = []
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.when != "call":
+            return
+        for name, value in report.user_properties:
+            if name == _SCENARIO_PROPERTY and isinstance(value, str):
+                self.scenarios.append(json.loads(value))
+
+    def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int) -> None:
+        from harness.official import CLIENT_RUNNER_VERSION, tier_figure
+
+        if exitstatus == pytest.ExitCode.USAGE_ERROR:
+            return
+        terminalreporter.write_sep(
+            "-",
+            f"official client scenarios (@modelcontextprotocol/conformance {CLIENT_RUNNER_VERSION})",
+        )
+        ordered = sorted(self.scenarios, key=lambda s: (s["revision"], s["scenario"]))
+        for scenario in ordered:
+            if _tier_outcome(scenario) == "hung":  # the runner would still be waiting
+                shown = (
+                    f"  ! {scenario['scenario']} [{scenario['revision']}]: {scenario['outcome']}"
+                )
+            else:
+                shown = (
+                    f"  {scenario['line']} [{scenario['revision']}]; here: "
+                    f"{scenario['outcome']}; the client {scenario['process']}"
+                )
+            terminalreporter.write_line(shown, red=not scenario["passes"])
+        figures = []
+        for revision in sorted({s["revision"] for s in ordered}):
+            outcomes = {
+                s["scenario"]: _tier_outcome(s) for s in ordered if s["revision"] == revision
+            }
+            figure = tier_figure(revision, outcomes)
+            figures.append(figure)
+            terminalreporter.write_line(f"mcp-testbench: tier figure: {figure.line}")
+        report = self.config.getoption("mcp_conformance_report", None)
+        if report:
+            payload = {
+                "runner": CLIENT_RUNNER_VERSION,
+                "command": self.config.getoption("mcp_conformance_client"),
+                "scenarios": ordered,
+                "tier": [
+                    {
+                        "revision": f.revision,
+                        "line": f.line,
+                        "passed": list(f.passed),
+                        "failed": list(f.failed),
+                        "hung": list(f.hung),
+                        "not_served": list(f.not_served),
+                        "not_run": list(f.not_run),
+                        "scored": f.scored,
+                    }
+                    for f in figures
+                ],
+            }
+            Path(report).write_text(json.dumps(payload, indent=2, ensure_ascii=False), "utf-8")
+            terminalreporter.write_line(f"mcp-testbench: wrote {report}")
+
+
+def _tier_outcome(scenario: dict[str, Any]) -> str:
+    if scenario.get("hung") or str(scenario.get("outcome", "")).startswith("not judged"):
+        return "hung"
+    return "passed" if scenario.get("tier") else "failed"

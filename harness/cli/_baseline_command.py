@@ -91,7 +91,7 @@ def update(path: Path, results: Results) -> list[str]:
             f"{path}: no such file; create it with `mcp-testbench baseline write {path}`"
         )
     try:
-        old = Baseline.load(path)
+        old = Baseline.load(path, option="")  # the file is this command's FILE, no option
     except BaselineError as exc:
         raise CommandError(str(exc)) from None
     failing = _failing(results)

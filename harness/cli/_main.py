@@ -16,9 +16,12 @@ from typing import Any
 
 from harness.cli._run_command import DEFAULT_REPORT_DIR, INTERRUPTED_EXIT, REPORT_FILES
 from harness.protocol import REVISIONS
-from mock_servers import ScriptError, load_script, package_version
+from mock_servers import ScriptError, find_script, load_script, package_version
 
 __all__ = ["main"]
+
+_PYTEST_USAGE_ERROR = 4
+"""pytest's exit code when it ran nothing: its error says why, and no summary was printed."""
 
 
 def _interrupt(signum: int, frame: FrameType | None) -> None:
@@ -43,6 +46,15 @@ def _positive_float(text: str) -> float:
     if not 0 < value < float("inf"):
         raise argparse.ArgumentTypeError(f"must be a number above 0, not {text}")
     return value
+
+
+def _report_path(text: str) -> Path:
+    path = Path(text)
+    if path.suffix not in (".json", ".md", ".html"):
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: the file name must end in .json, .md or .html (the report's format)"
+        )
+    return path
 
 
 def _host_port(value: str) -> tuple[str, int]:
@@ -72,7 +84,12 @@ def build_parser() -> argparse.ArgumentParser:
             "One line per message goes to stderr."
         ),
     )
-    serve.add_argument("script", type=Path, help="a script file (see docs/scripts.md)")
+    serve.add_argument(
+        "script",
+        type=Path,
+        help="a script file (see docs/scripts.md), or a bundled one's name, "
+        "e.g. tools/list-and-call.json",
+    )
     where = serve.add_mutually_exclusive_group(required=True)
     where.add_argument(
         "--stdio", action="store_true", help="speak MCP on stdin/stdout (for a client to spawn)"
@@ -146,6 +163,7 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     _client_options(run)
+    _conformance_options(run)
     where = run.add_mutually_exclusive_group()
     where.add_argument(
         "--report-dir",
@@ -162,7 +180,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument(
         "--report",
-        type=Path,
+        type=_report_path,
         action="append",
         metavar="PATH",
         help="also write the results to PATH (.json, .md or .html); repeatable",
@@ -178,7 +196,8 @@ def build_parser() -> argparse.ArgumentParser:
         "validate",
         help="check scripts against the format and the MCP schemas",
         description="Check each SCRIPT (or every *.json under a folder) and print every "
-        "problem found, one a line; exit 1 if any is invalid.",
+        "problem found, one a line; exit 1 if any is invalid. A path that is not here names "
+        "a bundled script or folder (tools/list-and-call.json, tools/).",
     )
     validate.add_argument("scripts", nargs="+", type=Path, metavar="SCRIPT")
     return parser
@@ -202,10 +221,34 @@ def _client_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--timeout",
-        type=float,
+        type=_positive_float,
         default=10.0,
         metavar="SECONDS",
         help="time the client may take per operation (default 10)",
+    )
+    parser.add_argument(
+        "--concurrency",
+        type=_positive_int,
+        metavar="N",
+        help="scenario runs working at once (default: 2 for a driver and for a factory that "
+        "declares `concurrent_instances = True`, else 1)",
+    )
+
+
+def _conformance_options(run: argparse.ArgumentParser) -> None:
+    """`run` only: a conformance client of the official runner's convention instead."""
+    run.add_argument(
+        "--conformance-client",
+        metavar="CMD",
+        help="run CMD as the official conformance runner runs a client (/bin/sh -c 'CMD "
+        "URL', MCP_CONFORMANCE_SCENARIO, ...), once per official client scenario served "
+        "here, instead of the suite; see docs/conformance-clients.md",
+    )
+    run.add_argument(
+        "--conformance-timeout",
+        type=_positive_int,
+        metavar="MS",
+        help="with --conformance-client: the runner's per-scenario time-out (default 30000)",
     )
 
 
@@ -248,8 +291,10 @@ def _compare_parser(commands: Any) -> None:
             "Compare clients from their JSON reports (REPORT.json, written by `run --report`), "
             "or run each --client/--driver given, in turn, writing its reports to --out-dir. "
             "Clients are columns, checks rows grouped by area; each cell links to its "
-            "evidence in that client's HTML report (REPORT.html beside REPORT.json, written "
-            "from the JSON when missing). See docs/compare.md."
+            "evidence in that client's HTML report (REPORT.html beside REPORT.json, or "
+            "report.html beside a run's results.json; when there is none, one is written from "
+            "the JSON beside the page). Two reports of one client are told apart by their "
+            "paths. See docs/compare.md."
         ),
     )
     compare.add_argument("reports", nargs="*", type=Path, metavar="REPORT.json")
@@ -295,7 +340,14 @@ def _compare_parser(commands: Any) -> None:
         help="runs: only this transport",
     )
     compare.add_argument(
-        "--timeout", type=float, default=10.0, metavar="SECONDS", help="runs: per operation"
+        "--timeout",
+        type=_positive_float,
+        default=10.0,
+        metavar="SECONDS",
+        help="runs: per operation",
+    )
+    compare.add_argument(
+        "--concurrency", type=_positive_int, metavar="N", help="runs: scenario runs at once"
     )
 
 
@@ -319,6 +371,7 @@ def _compare(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             revisions=args.revision or [],
             transports=args.transport or [],
             timeout=args.timeout,
+            concurrency=args.concurrency,
         )
     html_out, markdown_out = args.html, args.markdown
     if html_out is None and markdown_out is None:
@@ -328,19 +381,31 @@ def _compare(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     except CommandError as exc:
         print(f"mcp-testbench compare: {exc}", file=sys.stderr)
         return 2
-    for line in compare_pages(loaded, html_out, markdown_out):
+    try:
+        written = compare_pages(loaded, html_out, markdown_out)
+    except ValueError as exc:  # a report given twice
+        print(f"mcp-testbench compare: {exc}", file=sys.stderr)
+        return 2
+    for line in written:
         print(f"mcp-testbench compare: {line}")
     return 0
 
 
 def _validate(paths: Sequence[Path]) -> int:
     files: list[Path] = []
+    missing = 0  # a path that is neither here nor bundled: one invalid script
     for path in paths:
-        files += sorted(path.rglob("*.json")) if path.is_dir() else [path]
-    if not files:
+        try:
+            found = _find_script(path, "validate", folders=True)
+        except ScriptError as exc:
+            missing += 1
+            print(f"invalid: {exc}")
+            continue
+        files += sorted(found.rglob("*.json")) if found.is_dir() else [found]
+    if not files and not missing:
         print("no scripts found in " + ", ".join(map(str, paths)), file=sys.stderr)
         return 1
-    bad = problems = 0
+    bad = problems = missing
     for file in files:
         try:
             script = load_script(file)
@@ -354,9 +419,23 @@ def _validate(paths: Sequence[Path]) -> int:
             f"ok: {file} ({script.name}; {', '.join(script.revisions)}; "
             f"{', '.join(script.transports)}; {len(script.steps)} steps)"
         )
-    found = f" ({problems} problems)" if problems > bad else ""
-    print(f"{len(files)} scripts checked, {bad} invalid{found}")
+    counted = f" ({problems} problems)" if problems > bad else ""
+    print(f"{len(files) + missing} scripts checked, {bad} invalid{counted}")
     return 1 if bad else 0
+
+
+def _find_script(path: Path, command: str, *, folders: bool = False) -> Path:
+    """The script (or folder) `path` names, here or bundled; a bundled one is said on stderr
+    (stdout may be a stdio mock's protocol channel)."""
+    found = find_script(path, folders=folders)
+    if found != path:
+        what = "folder" if found.is_dir() else "script"
+        print(
+            f"mcp-testbench {command}: {path} is not here: using the bundled {what} {found}",
+            file=sys.stderr,
+            flush=True,
+        )
+    return found
 
 
 def _stderr(text: str) -> None:
@@ -365,7 +444,7 @@ def _stderr(text: str) -> None:
 
 def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     try:
-        script = load_script(args.script)
+        script = load_script(_find_script(args.script, "serve"))
         if args.revision is not None:
             script.pick_revision(args.revision)
     except ScriptError as exc:
@@ -436,8 +515,18 @@ def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     from harness.cli._run_command import run_suite
+    from harness.reports import Baseline, BaselineError
 
-    return run_suite(
+    if args.conformance_client is not None or args.conformance_timeout is not None:
+        return _run_conformance(args)
+
+    if args.baseline is not None:
+        try:  # before pytest starts: a bad file is one line naming --baseline, at once
+            Baseline.load(args.baseline, option="--baseline")
+        except BaselineError as exc:
+            print(f"mcp-testbench run: {exc}", file=sys.stderr)
+            return 2
+    code = run_suite(
         client=args.client,
         driver=args.driver,
         report_dir=None if args.no_report else args.report_dir,
@@ -446,6 +535,45 @@ def _run(args: argparse.Namespace) -> int:
         transports=args.transport or [],
         baseline=args.baseline,
         timeout=args.timeout,
+        concurrency=args.concurrency,
+        extra=args.pytest_args,
+    )
+    if args.no_report and code not in (INTERRUPTED_EXIT, _PYTEST_USAGE_ERROR):
+        print("mcp-testbench: no report folder written (--no-report); the summary is above")
+    return code
+
+
+def _run_conformance(args: argparse.Namespace) -> int:
+    from harness.cli._conformance_command import run_conformance
+
+    misplaced = [
+        option
+        for option, given in (
+            ("--client", args.client),
+            ("--driver", args.driver),
+            ("--transport", args.transport),
+            ("--baseline", args.baseline),
+        )
+        if given
+    ]
+    problem = None
+    if args.conformance_client is None:
+        problem = "--conformance-timeout goes with --conformance-client CMD"
+    elif misplaced:
+        problem = (
+            "--conformance-client runs the official client scenarios (over HTTP, without a "
+            f"baseline yet): drop {' and '.join(misplaced)}, an option of the suite's runs"
+        )
+    if problem is not None:
+        print(f"mcp-testbench run: {problem}", file=sys.stderr)
+        return 2
+    return run_conformance(
+        args.conformance_client,
+        timeout_ms=args.conformance_timeout,
+        report_dir=None if args.no_report else args.report_dir,
+        reports=args.report or [],
+        revisions=args.revision or [],
+        concurrency=args.concurrency,
         extra=args.pytest_args,
     )
 
@@ -463,6 +591,7 @@ def _baseline(args: argparse.Namespace) -> int:
             revisions=args.revision or [],
             transports=args.transport or [],
             timeout=args.timeout,
+            concurrency=args.concurrency,
             extra=args.pytest_args,
         )
 

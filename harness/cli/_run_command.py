@@ -11,6 +11,7 @@ directory, which is gone when the command exits. The plugin prints the summary.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import select
 import signal
@@ -63,12 +64,15 @@ def run_suite(
     transports: Sequence[str] = (),
     baseline: Path | None = None,
     timeout: float = 10.0,
+    concurrency: int | None = None,
     extra: Sequence[str] = (),
 ) -> int:
     """Run the suite; write the reports into `report_dir` (None: no report folder);
     return pytest's exit code (non-zero when an item FAILs or is BLOCKED)."""
     args = [*LEAN_PYTEST, "-q"]
     args.append(f"--mcp-timeout={timeout}")
+    if concurrency is not None:
+        args.append(f"--mcp-concurrency={concurrency}")
     if driver:
         args.append(f"--mcp-driver={driver}")
     else:
@@ -88,6 +92,7 @@ def run_suite(
             f"--junitxml={folder / 'junit.xml'}",
         ]
     args += [f"--mcp-report={report.resolve()}" for report in reports]
+    args.append(f"--mcp-as-typed={json.dumps(_as_typed(extra))}")
     with tempfile.TemporaryDirectory(prefix="mcp-testbench-run-") as scratch:
         ini = Path(scratch) / "pytest.ini"
         ini.write_text("[pytest]\n", encoding="utf-8")
@@ -101,7 +106,7 @@ def run_suite(
             flush=True,
         )
         code, interrupted = _run_pytest([sys.executable, "-c", _PYTEST_CHILD, *argv])
-    if folder is not None or not reports:  # a caller that named its reports says where
+    if folder is not None:  # a caller that named its reports, or wanted none, says so
         _say_where(folder, report_dir)
     if interrupted:
         print(
@@ -111,6 +116,26 @@ def run_suite(
         )
         return INTERRUPTED_EXIT
     return code
+
+
+#: The command's options (`run`, `baseline`, `compare`) by the plugin's spelling of each.
+_TYPED_AS = {
+    "--mcp-client": "--client",
+    "--mcp-driver": "--driver",
+    "--mcp-revision": "--revision",
+    "--mcp-transport": "--transport",
+    "--mcp-timeout": "--timeout",
+    "--mcp-concurrency": "--concurrency",
+    "--mcp-baseline": "--baseline",
+    "--mcp-report": "--report",
+}
+
+
+def _as_typed(extra: Sequence[str]) -> dict[str, str]:
+    """How the user spelled each plugin option: as this command does, unless the pytest
+    arguments after `--` give it themselves (then an error about it names it as given)."""
+    given = {arg.split("=", 1)[0] for arg in extra}
+    return {option: typed for option, typed in _TYPED_AS.items() if option not in given}
 
 
 # pytest, with SIGINT as Python sets it up in a fresh process (KeyboardInterrupt): a child
@@ -219,10 +244,7 @@ def _group_members(pgid: int) -> list[int]:
     return members
 
 
-def _say_where(folder: Path | None, asked: Path | None) -> None:
-    if folder is None:
-        print("mcp-testbench: no report folder written (--no-report); the summary is above")
-        return
+def _say_where(folder: Path, asked: Path | None) -> None:
     written = [name for name in REPORT_FILES if (folder / name).exists()]
     if not written:
         print(f"mcp-testbench: no report written to {folder}: the run ended before any check")

@@ -1,5 +1,9 @@
 """The client contract: what the harness asks of a client under test.
 
+Users import it from `harness.clients`; docs/clients.md documents it for them (the methods,
+what each returns, the errors, the optional operations, concurrency, an example), and
+must say what these docstrings say.
+
 It mirrors driver protocol 1.1 (docs/driver-protocol.md) operation for operation, so a
 Python factory and a driver in another language are judged by the same checks. A factory
 (`--mcp-client=module:attr`) returns an object with these methods; a driver binding

@@ -150,8 +150,12 @@ def not_judged(run: ScenarioRun, what: str) -> Verdict:
     N/A when nothing failed."""
     _, cause = _causes(run)
     if cause is not None:
+        # "this never happened: " reads right before a clause ("the client sent
+        # tools/call") and a thing ("a tools/call of add") alike: triggers are either.
         return blocked(
-            cause.id, f"not judged: {what} did not happen; {cause.reason}", cause.evidence
+            cause.id,
+            f"not judged: this never happened: {what}; the cause: {cause.reason}",
+            cause.evidence,
         )
     return not_applicable(f"{what}: this never happened in the run")
 
@@ -224,7 +228,8 @@ def _explained(run: ScenarioRun, failure: RootCause) -> RootCause:
     moment, check_id, verdict = best
     return RootCause(
         check_id,
-        f"{verdict.reason} ({failure.id} {failure.reason.split(' ', 1)[-1]})",
+        # "..., so connect hung: no answer within 10.0 s": the violation, then its symptom.
+        f"{verdict.reason}, so {failure.reason}",
         verdict.evidence,
         moment=moment,
         touched_ops=failure.touched_ops,

@@ -34,7 +34,9 @@ Finder = Callable[["ScenarioRun"], list[Mapping[str, Any]]]
 @dataclass(frozen=True)
 class Trigger:
     description: str
-    """What has to happen for the check to apply, in words ("the client sent tools/call")."""
+    """What has to happen for the check to apply, in words: a clause ("the client sent
+    tools/call") or a thing ("a tools/call of add"). A BLOCKED or N/A item's reason quotes
+    it ("not judged: this never happened: the client sent tools/call; the cause: ...")."""
     find: Finder
     """The run's records (transcript entries, operations as JSON) that are the trigger."""
 

@@ -11,21 +11,29 @@ from harness.reports._baseline_report import baselined_groups
 from harness.reports._compare import compare_pages, slug
 from harness.reports._report import (
     INTERRUPTED_NOTE,
+    WIDTH,
+    RootCauseLine,
     format_evidence,
+    root_causes,
     terminal_summary,
+    wrap,
     write_reports,
 )
 
 __all__ = [
     "FAILING",
     "INTERRUPTED_NOTE",
+    "WIDTH",
     "Baseline",
     "BaselineError",
+    "RootCauseLine",
     "baselined_groups",
     "compare_pages",
     "format_evidence",
+    "root_causes",
     "short_id",
     "slug",
     "terminal_summary",
+    "wrap",
     "write_reports",
 ]

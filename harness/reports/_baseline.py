@@ -9,7 +9,8 @@ A key is a check id (every item of that check) or one item: `<scenario>-<revisio
 <transport>::<check>`, the item's pytest node id without its `mcp-testbench::` prefix.
 Listed items are strict xfails: a listed failure is expected (FAIL, or BLOCKED: a blocked
 item fails the run like a FAIL), a listed check that now passes fails the run (a stale
-entry: delete it), and so does a new failure. N/A and SKIP stay what they are. An entry that
+entry: the summary names it, `now_passing`, with the `baseline update` command that drops
+it), and so does a new failure. N/A and SKIP stay what they are. An entry that
 matches no item of the suite as selected fails the run too, so typos do not hide.
 
 The official conformance runner's expected-failures YAML (`.yml`/`.yaml`) is read as well
@@ -21,6 +22,8 @@ xfails and the staleness is judged per entry at the end (`stale_entries`).
 from __future__ import annotations
 
 import json
+import os
+import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +34,8 @@ __all__ = ["FAILING", "Baseline", "BaselineError", "short_id"]
 _PREFIX = "mcp-testbench::"
 FAILING = ("FAIL", "BLOCKED")
 """The statuses a baseline entry expects."""
+_PASSING = ("PASS", "WARN", "NOTE")
+"""The statuses that make a listed item a strict xfail's XPASS (N/A and SKIP stay skips)."""
 
 
 def short_id(nodeid: str) -> str:
@@ -57,26 +62,33 @@ class Baseline:
         return bool(self.origins) or self.path.suffix in (".yml", ".yaml")
 
     @classmethod
-    def load(cls, path: Path) -> Baseline:
+    def load(cls, path: Path, *, option: str = "--mcp-baseline") -> Baseline:
+        """The baseline in `path`, or a BaselineError that names the file as the user gave
+        it: after `option` (`--baseline` for `mcp-testbench run`; "" for none)."""
+        where = f"{option} {path}" if option else str(path)
+        if not path.is_file():
+            raise BaselineError(
+                f"{where}: no such file" if not path.exists() else f"{where}: not a file"
+            )
         if path.suffix in (".yml", ".yaml"):
             return cls._load_official(path)
         try:
             data: Any = json.loads(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise BaselineError(f"--mcp-baseline {path}: no such file") from None
+        except OSError as exc:
+            raise BaselineError(f"{where}: cannot be read ({exc.strerror or exc})") from None
         except ValueError as exc:
             raise BaselineError(
-                f"--mcp-baseline {path}: not valid JSON ({exc}); a baseline is JSON, "
+                f"{where}: not valid JSON ({exc}); a baseline is JSON, "
                 "or the official runner's expected-failures YAML named .yml or .yaml"
             ) from None
         if not isinstance(data, dict) or data.get("format_version") != 1:
             raise BaselineError(
-                f'--mcp-baseline {path}: expected {{"format_version": 1, "expected_failures": {{...}}}}'
+                f'{where}: expected {{"format_version": 1, "expected_failures": {{...}}}}'
             )
         entries = data.get("expected_failures")
         if not isinstance(entries, dict) or not all(isinstance(v, str) for v in entries.values()):
             raise BaselineError(
-                f'--mcp-baseline {path}: "expected_failures" must map check ids or item ids to reasons'
+                f'{where}: "expected_failures" must map check ids or item ids to reasons'
             )
         return cls(path, entries)
 
@@ -140,6 +152,45 @@ class Baseline:
             written = self._written([key])
             if result["status"] in FAILING:
                 failed |= written
-            elif result["status"] in ("PASS", "WARN", "NOTE"):
+            elif result["status"] in _PASSING:
                 seen |= written
         return sorted(seen - failed)
+
+    def now_passing(self, results: Sequence[Mapping[str, Any]]) -> list[tuple[str, int, int]]:
+        """The strict entries with items that passed (pytest's "XPASS(strict)"), each as
+        (entry, items that passed, items judged): all of them, and the entry should go;
+        some, and it should be narrowed to the others (`baseline update` does either)."""
+        passed: dict[str, int] = {}
+        judged: dict[str, int] = {}
+        for result in results:
+            key = self.key_for(str(result["id"]), str(result["check"]))
+            if key is None or not self.strict(key):
+                continue
+            if result["status"] in _PASSING:
+                passed[key] = passed.get(key, 0) + 1
+            if result["status"] in (*_PASSING, *FAILING):
+                judged[key] = judged.get(key, 0) + 1
+        return [(key, passed[key], judged[key]) for key in sorted(passed)]
+
+    def left_out(self, results: Sequence[Mapping[str, Any]]) -> list[str]:
+        """The entries (as written) that no item of `results` matched: `baseline update`
+        from these results would drop them (a run narrowed by -k or -m left them out)."""
+        used = {self.key_for(str(r["id"]), str(r["check"])) for r in results}
+        return sorted(self._written(self.entries) - self._written(k for k in used if k))
+
+    def update_command(self, report: Path) -> str:
+        """The command that brings this baseline up to date with a run's JSON report, with
+        paths as short as they can be from here."""
+        return (
+            f"mcp-testbench baseline update {shlex.quote(_shown(self.path))} "
+            f"--from {shlex.quote(_shown(report))}"
+        )
+
+
+def _shown(path: Path) -> str:
+    """`path` relative to the working directory when it lies under it, else as it is."""
+    try:
+        relative = os.path.relpath(path)
+    except ValueError:  # another drive (Windows)
+        return str(path)
+    return str(path) if relative.startswith("..") else relative

@@ -4,7 +4,13 @@ Clients are columns, checks are rows grouped by area (the first part of a check 
 cell is the worst verdict among that client's items of the check (as in a report's matrix)
 and, when the items disagree, how many of them had it ("FAIL 2/18"). Each cell links to
 its evidence: the item's anchor in that client's own HTML report, `<report>.html` beside
-the JSON one (written from the JSON when it is missing, so every link resolves).
+the JSON one, or `report.html` beside a `results.json` (the folder `mcp-testbench run`
+writes). When there is none, it is written from the JSON beside the page asked for (never
+beside the JSON, where nobody asked for a file), so every link resolves.
+
+A column is named after its client and version; two reports of one client (two runs) are
+told apart by what differs in their paths: `tiny 0.0.1 (before)` and `tiny 0.0.1 (after)`
+for before/results.json and after/results.json.
 
 The HTML page is one self-contained file (inline style, script and data) whose revision
 and transport filters recompute the cells in the browser; the markdown table shows all
@@ -13,6 +19,7 @@ revisions and transports.
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import json
 import os
@@ -31,7 +38,15 @@ from harness.reports._report import (
     write_reports,
 )
 
-__all__ = ["Column", "compare_pages", "load_column", "render_html", "render_markdown", "slug"]
+__all__ = [
+    "Column",
+    "compare_pages",
+    "load_column",
+    "render_html",
+    "render_markdown",
+    "slug",
+    "told_apart",
+]
 
 # Worst first, as in the reports' matrix.
 _ORDER = ("FAIL", "BLOCKED", "WARN", "NOTE", "PASS", "N/A", "SKIP")
@@ -59,6 +74,9 @@ def load_column(report: Path, results: list[dict[str, Any]]) -> Column:
     clients = sorted({str(r["client"]) for r in results if r.get("client")})
     label = ", ".join(clients) or report.stem
     evidence = report.with_suffix(".html")
+    run_folder = report.parent / "report.html"  # `mcp-testbench run`'s report folder
+    if not evidence.exists() and report.name == "results.json" and run_folder.exists():
+        evidence = run_folder
     return Column(label, results, evidence)
 
 
@@ -258,13 +276,38 @@ def render_html(columns: Sequence[Column], out_dir: Path) -> str:
     )
 
 
-def _labels_unique(columns: list[Column]) -> list[Column]:
-    seen: dict[str, int] = {}
-    for c in columns:
-        seen[c.label] = seen.get(c.label, 0) + 1
+def told_apart(paths: Sequence[Path]) -> list[str]:
+    """What tells reports apart, each as short as it can be: the parts of their paths
+    (without `.json`) that differ, `a` and `a-http` for in/a.json and in/a-http.json,
+    `before` and `after` for before/results.json and after/results.json."""
+    parts = [path.resolve().with_suffix("").parts for path in paths]
+    shortest = min(len(p) for p in parts)
+    head = 0
+    while head < shortest - 1 and len({p[head] for p in parts}) == 1:
+        head += 1
+    tail = 0  # a common end (`results`) goes too, unless a path would be left with nothing
+    while (
+        tail < shortest - head - 1
+        and len({p[-1 - tail] for p in parts}) == 1
+        and all(len(p) - head - tail > 1 for p in parts)
+    ):
+        tail += 1
+    return ["/".join(p[head : len(p) - tail]) for p in parts]
+
+
+def _labels_unique(columns: list[Column], paths: Sequence[Path]) -> list[Column]:
+    """Columns of one client (two runs of it) get what tells their reports apart."""
+    by_label: dict[str, list[int]] = {}
+    for i, column in enumerate(columns):
+        by_label.setdefault(column.label, []).append(i)
+    labels = [column.label for column in columns]
+    for label, indexes in by_label.items():
+        if len(indexes) > 1:
+            for i, apart in zip(indexes, told_apart([paths[i] for i in indexes]), strict=True):
+                labels[i] = f"{label} ({apart})"
     return [
-        Column(f"{c.label} ({c.evidence.stem})", c.results, c.evidence) if seen[c.label] > 1 else c
-        for c in columns
+        dataclasses.replace(column, label=label)
+        for column, label in zip(columns, labels, strict=True)
     ]
 
 
@@ -273,11 +316,22 @@ def compare_pages(
     html_out: Path | None,
     markdown_out: Path | None,
 ) -> list[str]:
-    """Write the pages asked for; return what was written, one line each."""
-    columns = _labels_unique([load_column(path, results) for path, results in reports])
+    """Write the pages asked for, and the evidence pages they link to that were missing
+    (beside the first page); return what was written, one line each."""
+    paths = [path for path, _ in reports]
+    if len({path.resolve() for path in paths}) < len(paths):
+        twice = next(p for p in paths if sum(q.resolve() == p.resolve() for q in paths) > 1)
+        raise ValueError(f"{twice} is given twice; give each report once")
+    columns = _labels_unique([load_column(path, results) for path, results in reports], paths)
+    pages = [out for out in (html_out, markdown_out) if out is not None]
+    if not pages:
+        return []
     lines = []
-    for column in columns:
+    for i, column in enumerate(columns):
         if not column.evidence.exists():
+            name = re.sub(r"[^A-Za-z0-9._-]+", "-", column.label).strip("-.") or "client"
+            evidence = pages[0].parent / f"{pages[0].stem}-{name}.html"
+            columns[i] = column = dataclasses.replace(column, evidence=evidence)
             write_reports(column.results, column.evidence)
             lines.append(f"wrote {column.evidence} (the evidence {column.label}'s cells link to)")
     for out, render in ((html_out, render_html), (markdown_out, render_markdown)):

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import html
 import json
+import textwrap
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from harness.reports._baseline_report import (
     MARK,
@@ -22,16 +23,20 @@ from mock_servers import package_version
 __all__ = [
     "INTERRUPTED_NOTE",
     "LEGEND",
+    "WIDTH",
+    "RootCauseLine",
     "area",
     "check_anchor",
     "check_levels",
     "format_evidence",
     "item_anchor",
     "matrix",
+    "root_anchor",
     "root_cause_lines",
     "root_causes",
     "summary_line",
     "terminal_summary",
+    "wrap",
     "write_reports",
 ]
 
@@ -111,45 +116,82 @@ def _baselined_note(results: Sequence[Mapping[str, Any]]) -> str:
     return f" ({count} of them baselined)" if count else ""
 
 
-def root_causes(results: Sequence[Mapping[str, Any]]) -> list[tuple[str, str, int, str]]:
-    """What to fix first: (root cause, its own verdict, items it blocks, why), most
-    blocking first. A root cause is a check (its worst verdict in this run, or "not
-    judged" when no scenario of the run judged it) or a failure of the client itself."""
-    blocked = Counter(str(r["root"]) for r in results if r["status"] == "BLOCKED")
-    reasons: dict[str, str] = {}
-    for r in results:
+class RootCauseLine(NamedTuple):
+    """One defect to fix first: the root cause, its own verdict in the run, how many items
+    it blocks, and why, in the same words in every report."""
+
+    root: str
+    verdict: str
+    items: int
+    reason: str
+
+    @property
+    def line(self) -> str:
+        """`<root> <verdict> blocks N items: <reason>`, as every report prints it."""
+        plural = "s" if self.items != 1 else ""
+        return f"{self.root} {self.verdict} blocks {self.items} item{plural}: {self.reason}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "root": self.root,
+            "verdict": self.verdict,
+            "items": self.items,
+            "reason": self.reason,
+        }
+
+
+def root_causes(results: Sequence[Mapping[str, Any]]) -> list[RootCauseLine]:
+    """What to fix first, one line per root cause, most blocking first (then by name): the
+    one source of the root causes of every report. A root's verdict is its worst in this
+    run (a check), FAIL (the client itself failed: `client.<operation>`), or "not judged"
+    (a check no item of this selection judged). Its reason is the cause's own words as its
+    blocked items give them; where runs put them differently (one refused 2 requests,
+    another 3), the words most of them give, the first item's by id on a tie: the same
+    results give the same line, in whatever order they come."""
+    ordered = sorted(results, key=lambda r: str(r["id"]))
+    reasons: dict[str, Counter[str]] = {}
+    for r in ordered:
         if r["status"] == "BLOCKED":
-            reasons.setdefault(str(r["root"]), _cause_reason(str(r["reason"]), str(r["root"])))
+            root = str(r["root"])
+            reasons.setdefault(root, Counter())[_cause_reason(str(r["reason"]), root)] += 1
     own: dict[str, str] = {}
-    for r in results:
+    for r in ordered:
         current = own.get(str(r["check"]))
         status = str(r["status"])
         if current is None or _ORDER.index(status) < _ORDER.index(current):
             own[str(r["check"])] = status
-    rows = []
-    for root, count in blocked.most_common():
-        verdict = own.get(root, "FAIL" if root.startswith("client.") else "not judged")
-        why = reasons[root]
-        rows.append((root, verdict, count, why))
-    return rows
+    rows = [
+        RootCauseLine(
+            root,
+            own.get(root, "FAIL" if root.startswith("client.") else "not judged"),
+            sum(said.values()),
+            said.most_common(1)[0][0],
+        )
+        for root, said in reasons.items()
+    ]
+    return sorted(rows, key=lambda row: (-row.items, row.root))
+
+
+# How harness/judging/_judge.py words a BLOCKED item's reason: "blocked by ROOT: WHY",
+# or, for a check whose trigger never came, "not judged: this never happened: WHAT; the
+# cause: WHY" (tests/harness/reports/test_report.py holds the two to each other).
+_BLOCKED_BY = "blocked by {root}: "
+_NEVER_HAPPENED = "not judged: this never happened: "
+_THE_CAUSE = "; the cause: "
 
 
 def _cause_reason(reason: str, root: str) -> str:
-    """The root cause's own words in a BLOCKED item's reason (harness/judging/_judge.py writes
-    "blocked by ROOT: WHY", or "not judged: TRIGGER did not happen; WHY")."""
-    direct = f"blocked by {root}: "
+    """The root cause's own words in a BLOCKED item's reason."""
+    direct = _BLOCKED_BY.format(root=root)
     if reason.startswith(direct):
         return reason[len(direct) :]
-    if reason.startswith("not judged: ") and " did not happen; " in reason:
-        return reason.split(" did not happen; ", 1)[1]
-    return reason.split(": ", 1)[-1]
+    if reason.startswith(_NEVER_HAPPENED) and _THE_CAUSE in reason:
+        return reason.split(_THE_CAUSE, 1)[1]
+    return reason.removeprefix("not judged: ")
 
 
 def root_cause_lines(results: Sequence[Mapping[str, Any]]) -> list[str]:
-    return [
-        f"{root} {verdict} blocks {count} item{'s' if count != 1 else ''}: {why}"
-        for root, verdict, count, why in root_causes(results)
-    ]
+    return [root.line for root in root_causes(results)]
 
 
 WIDTH = 100
@@ -163,8 +205,23 @@ LEGEND = (
 )
 
 
-def _clip(text: str, width: int = WIDTH) -> str:
-    return text if len(text) <= width else text[: width - 3] + "..."
+def wrap(
+    text: str, width: int = WIDTH, hang: int = 4, *, break_long_words: bool = True
+) -> list[str]:
+    """`text` in lines of at most `width` columns, never cut: broken between words, the
+    lines after the first indented `hang` more than it. A word longer than a line is
+    broken where the line ends, or, without `break_long_words`, left whole on a line of
+    its own (a link stays one that a terminal can open)."""
+    lead = text[: len(text) - len(text.lstrip(" "))]
+    lines = textwrap.wrap(
+        text.strip(),
+        width,
+        initial_indent=lead,
+        subsequent_indent=lead + " " * hang,
+        break_long_words=break_long_words,
+        break_on_hyphens=False,
+    )
+    return lines or [text]
 
 
 def _fit(head: str, parts: Sequence[str], width: int = WIDTH) -> str:
@@ -261,7 +318,7 @@ def terminal_summary(results: Sequence[Mapping[str, Any]]) -> list[str]:
     roots = root_cause_lines(results)
     if roots:
         lines.append("mcp-testbench: root causes (fix these first):")
-        lines += [_clip(f"  {line}") for line in roots]
+        lines += [part for line in roots for part in wrap(f"  {line}")]
     lines += _area_table(results)
     failing = _failing_checks(results)
     if failing:
@@ -274,7 +331,7 @@ def terminal_summary(results: Sequence[Mapping[str, Any]]) -> list[str]:
     summary = summary_line(results)
     if len(summary) > WIDTH:  # the counts go on a line of their own
         head, _, counts = summary.rpartition(": ")
-        lines += [f"{head}:", _clip(f"  {counts}")]
+        lines += [f"{head}:", *wrap(f"  {counts}")]
     else:
         lines.append(summary)
     return lines
@@ -352,18 +409,23 @@ body{font-family:sans-serif;margin:1em;max-width:100%;box-sizing:border-box}
 table{border-collapse:collapse}td,th{border:1px solid #999;padding:2px 6px;font-size:13px}
 th{text-align:left}.matrix{overflow-x:auto;max-width:100%}.matrix td{text-align:center}
 .items td{vertical-align:top;overflow-wrap:anywhere}.items{width:100%}
+.items td.verdict{white-space:nowrap;overflow-wrap:normal}
+.roots details{margin:2px 0 6px 1.5em}.roots summary{cursor:pointer}
 pre{white-space:pre-wrap;overflow-wrap:anywhere;font-size:12px;margin:2px 0}
 .filters label{margin-right:1em}.meta td,.meta th{border:none;padding:0 1em 0 0}
 """ + "".join(f".v-{_css_name(s)}{{background:{c}}}" for s, c in _COLOURS.items())
 
 # Plain JS, no library: the filters hide matrix columns (revision, transport), matrix rows
 # (area; verdict: a row stays when one of its visible cells has that verdict) and item
-# rows. Their state lives in the URL fragment (#verdict=FAIL&transport=http), so a filtered
-# view can be linked to, and a headless browser can be pointed at one.
+# rows (a SKIP item only when asked for: the box, or the verdict SKIP). Their state lives
+# in the URL fragment (#verdict=FAIL&transport=http&skips=1), so a filtered view can be
+# linked to, and a headless browser can be pointed at one.
 _JS = """
 (function(){
 var names=['verdict','revision','transport','area'];
-function state(){var s={};names.forEach(function(n){s[n]=document.getElementById('f-'+n).value;});return s;}
+var skips=document.getElementById('f-skips');
+function state(){var s={};names.forEach(function(n){s[n]=document.getElementById('f-'+n).value;});
+  s.skips=skips&&skips.checked?'1':'';return s;}
 function keep(el,s,keys){return keys.every(function(k){return !s[k]||el.dataset[k]===s[k];});}
 function apply(){
   var s=state();
@@ -376,17 +438,21 @@ function apply(){
     r.hidden=!shown;});
   var n=0;
   document.querySelectorAll('.items tr[data-verdict]').forEach(function(r){
-    r.hidden=!keep(r,s,names);if(!r.hidden){n++;}});
-  document.getElementById('shown').textContent=n;
-  var parts=names.filter(function(k){return s[k];}).map(function(k){return k+'='+encodeURIComponent(s[k]);});
+    var asked=r.dataset.verdict!=='SKIP'||s.skips||s.verdict==='SKIP';
+    r.hidden=!(asked&&keep(r,s,names));if(!r.hidden){n++;}});
+  var shown=document.getElementById('shown');if(shown){shown.textContent=n;}
+  var parts=names.concat(['skips']).filter(function(k){return s[k];}).map(function(k){
+    return k+'='+encodeURIComponent(s[k]);});
   history.replaceState(null,'',parts.length?'#'+parts.join('&'):location.pathname+location.search);
 }
 function load(){
   location.hash.replace(/^#/,'').split('&').forEach(function(p){
     var kv=p.split('='),el=document.getElementById('f-'+kv[0]);
-    if(el&&kv.length===2){el.value=decodeURIComponent(kv[1]);}});
+    if(el&&kv.length===2){if(el.type==='checkbox'){el.checked=kv[1]==='1';}
+      else{el.value=decodeURIComponent(kv[1]);}}});
 }
 names.forEach(function(n){document.getElementById('f-'+n).addEventListener('change',apply);});
+if(skips){skips.addEventListener('change',apply);}
 load();apply();
 })();
 """
@@ -413,11 +479,35 @@ def _html_meta(results: Sequence[Mapping[str, Any]], generated: datetime) -> str
 
 
 def _html_roots(results: Sequence[Mapping[str, Any]]) -> str:
-    lines = root_cause_lines(results)
-    if not lines:
+    """The root causes, each with the items it blocks folded under it, and a link to its
+    check's row in the matrix."""
+    roots = root_causes(results)
+    if not roots:
         return ""
-    items = "".join(f"<li><b>root cause</b> {_e(line)}</li>" for line in lines)
-    return f"<h2>Root causes (fix these first)</h2><ul>{items}</ul>"
+    checks = {str(r["check"]) for r in results}
+    blocked: dict[str, list[Mapping[str, Any]]] = {}
+    for r in _worst_first(results):
+        if r["status"] == "BLOCKED":
+            blocked.setdefault(str(r["root"]), []).append(r)
+    lines = []
+    for root in roots:
+        name = (
+            f'<a href="#{_e(check_anchor(root.root))}">{_e(root.root)}</a>'
+            if root.root in checks
+            else _e(root.root)
+        )
+        # The same words as root.line, with the root linked to its row.
+        line = f"{name} {_e(root.line.removeprefix(root.root + ' '))}"
+        lines.append(
+            f'<li id="{_e(root_anchor(root.root))}"><b>root cause</b> {line}'
+            f"<details><summary>{_blocks(root.items)}</summary>"
+            f"{_items_table(blocked[root.root])}</details></li>"
+        )
+    return f'<h2>Root causes (fix these first)</h2><ul class="roots">{"".join(lines)}</ul>'
+
+
+def _blocks(items: int) -> str:
+    return "the item it blocks" if items == 1 else f"the {items} items it blocks"
 
 
 def _html_filters(results: Sequence[Mapping[str, Any]]) -> str:
@@ -433,6 +523,12 @@ def _html_filters(results: Sequence[Mapping[str, Any]]) -> str:
         + "</select></label>"
         for name, values in options.items()
     )
+    skipped = sum(1 for r in results if r["status"] == "SKIP")
+    if skipped:
+        selects += (
+            f'<label><input type="checkbox" id="f-skips"> list the {skipped} SKIP '
+            f"item{'s' if skipped != 1 else ''}</label>"
+        )
     return f'<p class="filters">{selects}</p>'
 
 
@@ -490,26 +586,45 @@ def _html_item(r: Mapping[str, Any]) -> str:
         f'data-verdict="{_e(status)}" '
         f'data-revision="{_e(r["revision"])}" data-transport="{_e(r["transport"])}" '
         f'data-area="{_e(area(str(r["check"])))}">'
-        f"<td>{_e(status)}</td><td><code>{_e(r['id'])}</code></td>"
+        f'<td class="verdict">{_e(status)}</td><td><code>{_e(r["id"])}</code></td>'
         f'<td>{_e(requirement)} (<a href="{_e(r["spec"])}">spec</a>){said}</td>'
         f"<td>{why}{evidence}</td></tr>"
     )
 
 
-def _html_items(results: Sequence[Mapping[str, Any]]) -> str:
-    """Every item that did not pass, worst first: what to read after the root causes
-    (a PASS is a cell of the matrix; its evidence is in the JSON report)."""
-    shown = [r for r in results if r["status"] != "PASS"]
-    ordered = sorted(shown, key=lambda r: (_ORDER.index(str(r["status"])), str(r["id"])))
-    if not ordered:
-        return "<h2>Every item passed</h2>"
+def _worst_first(results: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    return sorted(results, key=lambda r: (_ORDER.index(str(r["status"])), str(r["id"])))
+
+
+def _items_table(items: Sequence[Mapping[str, Any]]) -> str:
+    # Automatic layout: long ids break anywhere, so the table never outgrows the page.
     return (
-        f'<h2>Not passed: <span id="shown">{len(ordered)}</span> items, worst first</h2>'
-        # Automatic layout: long ids break anywhere, so the table never outgrows the page.
         '<table class="items"><colgroup><col><col style="width:30%"><col style="width:15%">'
         "<col></colgroup>"
         "<tr><th>verdict</th><th>item</th><th>requirement</th><th>why</th></tr>"
-        f"{''.join(_html_item(r) for r in ordered)}</table>"
+        f"{''.join(_html_item(r) for r in items)}</table>"
+    )
+
+
+def _html_items(results: Sequence[Mapping[str, Any]]) -> str:
+    """Every item that did not pass, worst first: what to read after the root causes (a
+    PASS is a cell of the matrix; its evidence is in the JSON report). A BLOCKED item is
+    under its root cause; a SKIP is counted, and listed when asked for."""
+    shown = [r for r in results if r["status"] != "PASS"]
+    if not shown:
+        return "<h2>Every item passed</h2>"
+    counts = Counter(str(r["status"]) for r in shown)
+    where = []
+    if counts["BLOCKED"]:
+        where.append(f"{counts['BLOCKED']} BLOCKED under their root causes")
+    if counts["SKIP"]:
+        where.append(f"{counts['SKIP']} SKIP listed only when asked for")
+    said = f" ({'; '.join(where)})" if where else ""
+    listed = [r for r in _worst_first(shown) if r["status"] != "BLOCKED"]
+    return (
+        f"<h2>Not passed: {len(shown)} items, worst first</h2>"
+        f'<p><span id="shown">{len(shown) - counts["SKIP"]}</span> shown{_e(said)}</p>'
+        + (_items_table(listed) if listed else "")
     )
 
 
@@ -546,6 +661,11 @@ def check_anchor(check_id: str) -> str:
     return f"check-{check_id}"
 
 
+def root_anchor(root: str) -> str:
+    """The HTML report's anchor of a root cause, its BLOCKED items folded under it."""
+    return f"root-{root}"
+
+
 def _baselined_mark(results: Sequence[Mapping[str, Any]]) -> Callable[[str, str], str]:
     cells = baselined_cells(results)
     return lambda check, column: MARK if (check, column) in cells else ""
@@ -571,7 +691,11 @@ def write_reports(
     path.parent.mkdir(parents=True, exist_ok=True)
     ordered = sorted(results, key=lambda r: str(r["id"]))
     if path.suffix == ".json":
-        document: dict[str, Any] = {"format_version": 1, "results": ordered}
+        document: dict[str, Any] = {
+            "format_version": 1,
+            "root_causes": [root.to_json() for root in root_causes(ordered)],
+            "results": ordered,
+        }
         if interrupted:
             document["interrupted"] = True
         text = json.dumps(document, indent=2, ensure_ascii=False, default=str)

@@ -2,11 +2,24 @@
 
 `_scenario` declares scenarios and runs one (scenario, revision, transport) in a thread of its
 own; `_window` keeps several runs going at once (the sliding window the plugin uses);
-`_machine` says how loaded the machine is, for the bounds on a start.
+`_machine` says how loaded the machine is, for the bounds on a start; `_conformance` runs a
+conformance client (the official runner's convention) against a script's mock.
 """
 
 from __future__ import annotations
 
+from harness.running._conformance import (
+    CONTEXT_VARIABLE,
+    DEFAULT_GRACE,
+    RUNNER_TIMEOUT_MS,
+    SCENARIO_VARIABLE,
+    VERSION_VARIABLE,
+    ConformanceRun,
+    ConformanceTarget,
+    run_conformance_client,
+    runner_command_line,
+    stop_conformance_clients,
+)
 from harness.running._machine import load_factor
 from harness.running._scenario import (
     HEADLESS_AUTHORIZATION,
@@ -22,8 +35,15 @@ from harness.running._scenario import (
 from harness.running._window import RunWindow
 
 __all__ = [
+    "CONTEXT_VARIABLE",
+    "DEFAULT_GRACE",
     "HEADLESS_AUTHORIZATION",
     "MAY_HAPPEN_BOUND",
+    "RUNNER_TIMEOUT_MS",
+    "SCENARIO_VARIABLE",
+    "VERSION_VARIABLE",
+    "ConformanceRun",
+    "ConformanceTarget",
     "Entries",
     "Operation",
     "RunWindow",
@@ -32,5 +52,8 @@ __all__ = [
     "Session",
     "execute",
     "load_factor",
+    "run_conformance_client",
+    "runner_command_line",
+    "stop_conformance_clients",
     "stop_stdio_pool",
 ]

@@ -3,10 +3,11 @@
 A script is JSON, checked on load against `schemas/script-v1.schema.json`, then against
 the MCP schema of each revision it declares: every message the mock would send must be
 one a conformant server may send, unless that message is marked as breaking the spec on
-purpose (`"violation": "why"`, per message: docs/scripts.md). What only exists at run
-time (templates filled from the request, built-in answers) is checked by the send gate
-(`_conformance.py`). A mock that broke the spec by accident would give clients false
-verdicts. Every problem is reported as one line: file, JSON pointer, reason, fix.
+purpose (`"violation": "why"`, per message: docs/scripts.md). A message with `$request`
+templates is checked here for what no request could mend; what only exists at run time
+(the filled templates, built-in answers) is checked by the send gate (`_send_gate.py`).
+A mock that broke the spec by accident would give clients false verdicts. Every problem
+is reported as one line: file, JSON pointer, reason, fix.
 """
 
 from __future__ import annotations
@@ -30,10 +31,16 @@ from harness.protocol import (
     REVISIONS,
     is_stateless,
     nested_deeper_than,
+    validate,
 )
 from mock_servers.engine._auth_settings import AuthSettings, auth_settings
 from mock_servers.engine._patterns import OPERATORS, is_operator, match
-from mock_servers.engine._send_gate import jsonrpc_in_text, split_mark
+from mock_servers.engine._send_gate import (
+    jsonrpc_in_text,
+    split_mark,
+    template_pointers,
+    templated_problem,
+)
 
 __all__ = [
     "FORMAT_VERSION",
@@ -836,12 +843,10 @@ def _check_pattern(pattern: Any, pointer: str) -> list[Problem]:
 
 
 def _check_conformance(script: Script) -> None:
-    from harness.protocol import validate  # deferred: loading MCP schemas is not free
-
     _check_log_opt_in(script)
     for step in script.steps:
         for revision in script.revisions:
-            for pointer, message, request_method, mark in _server_messages(step):
+            for pointer, message, request_method, mark, filled in _server_messages(step):
                 if mark is not None:
                     continue
                 if is_stateless(revision) and isinstance(message.get("result"), dict):
@@ -852,13 +857,21 @@ def _check_conformance(script: Script) -> None:
                         # The transports name the subscription: the listen request's id.
                         result["_meta"] = {META_SUBSCRIPTION_ID: 0, **meta}
                     message = {**message, "result": result}
-                problems = validate(message, revision, "server", request_method=request_method)
-                if problems:
-                    first = problems[0]
+                # A message with `$request` templates is checked for what no request could
+                # mend: the send gate would refuse it at the first answer.
+                templated = filled and bool(template_pointers(message))
+                if templated:
+                    problem = templated_problem(message, revision, request_method=request_method)
+                else:
+                    found = validate(message, revision, "server", request_method=request_method)
+                    problem = (found[0].pointer, found[0].reason) if found else None
+                if problem is not None:
+                    inner, reason = problem
+                    whatever = " (whatever its $request values)" if templated else ""
                     raise ScriptError(
                         script.source,
-                        pointer + _message_pointer(first.pointer, pointer),
-                        f"not a valid {revision} server message: {first.reason}",
+                        pointer + _message_pointer(inner, pointer),
+                        f"{step.label}: not a valid {revision} server message{whatever}: {reason}",
                         _VIOLATION_FIX,
                     )
 
@@ -985,19 +998,21 @@ def _message_pointer(inner: str, outer: str) -> str:
 
 def _server_messages(
     step: Step,
-) -> list[tuple[str, dict[str, Any], str | None, str | None]]:
-    """(pointer, JSON-RPC message, method answered, mark) for each message the step sends.
+) -> list[tuple[str, dict[str, Any], str | None, str | None, bool]]:
+    """(pointer, JSON-RPC message, method answered, mark, filled) for each message the step
+    sends.
 
     The mark is the message's own `violation` (docs/scripts.md): `reply.violation` marks
     the response (or the raw body), a `before` or `send` message or an SSE item carries
-    its own, and a send step's `violation` marks its one message. Templated messages
-    (`$request`) are left to the send gate, which checks them once filled in.
+    its own, and a send step's `violation` marks its one message. `filled`: the engine fills
+    the message's `$request` templates from the request (a reply's result, error and
+    `before` messages); a `send` message and an SSE item go out as written.
     """
-    out: list[tuple[str, dict[str, Any], str | None, str | None]] = []
+    out: list[tuple[str, dict[str, Any], str | None, str | None, bool]] = []
     if step.kind == "send":
         message, mark = split_mark(step.raw["send"])
         mark = mark or step.raw.get("violation")
-        out.append((f"{step.pointer}/send", {"jsonrpc": "2.0", **message}, None, mark))
+        out.append((f"{step.pointer}/send", {"jsonrpc": "2.0", **message}, None, mark, False))
         return out
     if step.kind != "expect":
         return out
@@ -1007,26 +1022,25 @@ def _server_messages(
     method = method if isinstance(method, str) and not method.startswith("notifications/") else None
     if method is not None:
         for member in ("result", "error"):
-            if member in reply and not _has_operators(reply[member]):
+            if member in reply:
                 response = {"jsonrpc": "2.0", "id": 1, member: reply[member]}
-                out.append((f"{step.pointer}/reply/{member}", response, method, reply_mark))
+                out.append((f"{step.pointer}/reply/{member}", response, method, reply_mark, True))
     for i, raw in enumerate(reply.get("before", [])):
-        if _has_operators(raw):
-            continue
         message, mark = split_mark(raw)
-        out.append((f"{step.pointer}/reply/before/{i}", {"jsonrpc": "2.0", **message}, None, mark))
+        where = f"{step.pointer}/reply/before/{i}"
+        out.append((where, {"jsonrpc": "2.0", **message}, None, mark, True))
     if isinstance(reply.get("body"), str):
         for carried in _carried(reply["body"]):
-            out.append((f"{step.pointer}/reply/body", carried, method, reply_mark))
+            out.append((f"{step.pointer}/reply/body", carried, method, reply_mark, False))
     for i, item in enumerate(reply.get("sse", {}).get("events", [])):
         where = f"{step.pointer}/reply/sse/events/{i}"
-        if "message" in item and not _has_operators(item["message"]):
+        if "message" in item:
             message, mark = split_mark(item["message"])
             mark = mark or item.get("violation")
-            out.append((f"{where}/message", {"jsonrpc": "2.0", **message}, None, mark))
+            out.append((f"{where}/message", {"jsonrpc": "2.0", **message}, None, mark, False))
         if isinstance(item.get("raw"), str):
             for carried in _carried(item["raw"]):
-                out.append((f"{where}/raw", carried, method, item.get("violation")))
+                out.append((f"{where}/raw", carried, method, item.get("violation"), False))
     return out
 
 
@@ -1035,12 +1049,3 @@ def _carried(text: str) -> list[dict[str, Any]]:
     value = jsonrpc_in_text(text)
     members = value if isinstance(value, list) else [value]
     return [m for m in members if isinstance(m, dict)]
-
-
-def _has_operators(value: Any) -> bool:
-    """Templated messages (`{"$request": ...}`) are checked by the send gate, filled in."""
-    if isinstance(value, dict):
-        return "$request" in value or any(_has_operators(v) for v in value.values())
-    if isinstance(value, list):
-        return any(_has_operators(v) for v in value)
-    return False

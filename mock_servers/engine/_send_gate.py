@@ -7,16 +7,18 @@ JSON-RPC, batch members. A message the script marks as a deliberate violation (p
 message: docs/scripts.md) goes out unchecked. Any other message that fails its revision's
 schema is not sent: the gate records a `mock_error` transcript entry (where, JSON pointer,
 revision, reason) and the transport ends the run, which the harness reads as its own
-fault (harness/judging/_preconditions.py), never as the client's.
+fault (harness/judging/_preconditions.py), never as the client's. `templated_problem` is
+the gate's verdict ahead of time for a message with `$request` templates, whatever the
+request fills in: what `validate` (mock_servers/engine/_script.py) refuses on load.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from harness.protocol import Message, request_methods, validate
+from harness.protocol import Message, Violation, request_methods, validate
 from mock_servers.engine._transcript import Transcript
 
 __all__ = [
@@ -26,6 +28,8 @@ __all__ = [
     "jsonrpc_in_text",
     "minimal_result",
     "split_mark",
+    "template_pointers",
+    "templated_problem",
 ]
 
 # The stdio mock's exit status after a mock error (EX_SOFTWARE: an internal software error).
@@ -85,6 +89,94 @@ def jsonrpc_in_text(text: str) -> Any:
 
 def _is_jsonrpc(value: Any) -> bool:
     return isinstance(value, dict) and value.get("jsonrpc") == "2.0"
+
+
+# -- templated messages, before the request that fills them ------------------------------------
+
+# One value of each JSON type, a string first (what a template stands for most often); 0
+# is both an integer and a number.
+_STAND_INS: tuple[Any, ...] = ("", 0, False, None, {}, [])
+
+
+def _is_template(value: Any) -> bool:
+    """A `$request` value as the engine fills it (`_fill` in _engine.py): alone, or with
+    `"as": "other_type"`."""
+    return (
+        isinstance(value, dict)
+        and "$request" in value
+        and (len(value) == 1 or (len(value) == 2 and value.get("as") == "other_type"))
+    )
+
+
+def template_pointers(value: Any) -> list[str]:
+    """The JSON pointers of the `$request` templates in `value`, in document order."""
+    if _is_template(value):
+        return [""]
+    if isinstance(value, dict):
+        members: Any = value.items()
+    elif isinstance(value, list):
+        members = enumerate(value)
+    else:
+        return []
+    return [
+        f"/{_escape(str(key))}{inner}" for key, item in members for inner in template_pointers(item)
+    ]
+
+
+def _escape(token: str) -> str:
+    return token.replace("~", "~0").replace("/", "~1")
+
+
+def _stand_in(value: Any, choices: Mapping[str, Any], at: str = "") -> Any:
+    """`value` with the template at each pointer of `choices` replaced by its stand-in."""
+    if at in choices:
+        return choices[at]
+    if isinstance(value, dict):
+        return {k: _stand_in(v, choices, f"{at}/{_escape(str(k))}") for k, v in value.items()}
+    if isinstance(value, list):
+        return [_stand_in(v, choices, f"{at}/{i}") for i, v in enumerate(value)]
+    return value
+
+
+def _within(pointer: str, templates: Sequence[str]) -> bool:
+    return any(pointer == t or pointer.startswith(t + "/") for t in templates)
+
+
+def templated_problem(
+    message: Mapping[str, Any], revision: str, *, request_method: str | None = None
+) -> tuple[str, str] | None:
+    """(pointer, reason) of a schema violation of a templated server message that no
+    request could mend, or None: what the gate would refuse once it is filled, whatever
+    the request holds.
+
+    A template stands for a value of the request, unknown before it comes. Each is
+    replaced by a stand-in of every JSON type in turn, one template at a time, keeping the
+    one with the fewest violations elsewhere: a stand-in the schema accepts there, where
+    there is one. A violation at or under a template is the request's to decide and is
+    not counted; any other (`"type": "txt"` beside a templated `text`) is the script's.
+    A message without templates is checked as it stands.
+    """
+    templates = template_pointers(message)
+
+    def violations(choices: Mapping[str, Any]) -> list[Violation]:
+        filled = _stand_in(message, choices)
+        return validate(filled, revision, "server", request_method=request_method)
+
+    def score(found: Sequence[Violation]) -> tuple[int, int]:
+        return sum(not _within(v.pointer, templates) for v in found), len(found)
+
+    choices = dict.fromkeys(templates, _STAND_INS[0])
+    found = violations(choices)
+    for pointer in templates:
+        if score(found)[0] == 0:
+            break
+        for stand_in in _STAND_INS[1:]:
+            trial = {**choices, pointer: stand_in}
+            tried = violations(trial)
+            if score(tried) < score(found):
+                choices, found = trial, tried
+    left = [v for v in found if not _within(v.pointer, templates)]
+    return (left[0].pointer, left[0].reason) if left else None
 
 
 # A gate's verdicts on the results it saw, by the result's identity: the engine sends one

@@ -100,6 +100,41 @@ def _bind(host: str, port: int) -> socket.socket:
     return sock
 
 
+_LOCALHOST_TRIES = 5
+
+
+def _bind_localhost(port: int) -> list[socket.socket]:
+    """`localhost` on both of its loopback addresses, on one port: a name resolves to
+    127.0.0.1 on some machines and to ::1 first on others, and a client given a
+    `localhost` URL (the official conformance runner's convention) must reach the mock
+    either way. ::1 is left out where the machine has no IPv6 loopback; with port 0, a
+    port free on 127.0.0.1 but taken on ::1 is given up for another."""
+    for _ in range(_LOCALHOST_TRIES):
+        first = _bind("127.0.0.1", port)
+        chosen = first.getsockname()[1]
+        try:
+            second = socket.socket(socket.AF_INET6, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+        except OSError:  # no IPv6 in this kernel
+            return [first]
+        try:
+            second.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            second.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            second.bind(("::1", chosen))
+            second.listen(128)
+            second.setblocking(False)
+        except OSError as exc:
+            second.close()
+            if exc.errno == errno.EADDRINUSE and port == 0:
+                first.close()
+                continue
+            if exc.errno in (errno.EADDRNOTAVAIL, errno.EAFNOSUPPORT, errno.EADDRINUSE):
+                return [first]  # no ::1 here (or the fixed port is another's there)
+            first.close()
+            raise
+        return [first, second]
+    raise OSError(errno.EADDRINUSE, "no port free on both 127.0.0.1 and ::1 for localhost")
+
+
 def _bind_auth(mock: HttpMock, host: str, url: str) -> socket.socket | None:
     """The authorization server's own socket (a free port on the same host), when the
     script has one; tells the mock both URLs either way."""
@@ -111,9 +146,9 @@ def _bind_auth(mock: HttpMock, host: str, url: str) -> socket.socket | None:
     return sock
 
 
-def _url(sock: socket.socket, path: str) -> str:
+def _url(sock: socket.socket, path: str, name: str | None = None) -> str:
     host, port = sock.getsockname()[:2]
-    shown = f"[{host}]" if ":" in host else host
+    shown = name or (f"[{host}]" if ":" in host else host)
     return f"http://{shown}:{port}{path}"
 
 
@@ -288,6 +323,7 @@ class _Runner:
         self.url = ""
         self._sock: socket.socket | None = None
         self._auth_sock: socket.socket | None = None
+        self._more_socks: list[socket.socket] = []  # localhost's ::1, beside 127.0.0.1
         self._server: _Uvicorn | None = None
 
     @property
@@ -304,21 +340,28 @@ class _Runner:
     def _listen(self, on_started: Callable[[], None]) -> tuple[_Uvicorn, list[socket.socket]]:
         if self._server is not None:
             raise RuntimeError(f"this {type(self).__name__} was already started")
-        sock = self._sock = _bind(self.host, self.port)
+        if self.host == "localhost":
+            sock, *self._more_socks = _bind_localhost(self.port)
+        else:
+            sock = _bind(self.host, self.port)
+        self._sock = sock
         self.port = sock.getsockname()[1]
-        self.url = _url(sock, self.mock.settings.path)
+        named = "localhost" if self.host == "localhost" else None
+        self.url = _url(sock, self.mock.settings.path, named)
         # One uvicorn, one loop, both ports: the authorization server shares the run's
         # state and transcript without locks.
         self._auth_sock = _bind_auth(self.mock, self.host, self.url)
         self._server = _Uvicorn(self.app, on_started)
-        return self._server, [s for s in (sock, self._auth_sock) if s is not None]
+        listening = [sock, *self._more_socks, self._auth_sock]
+        return self._server, [s for s in listening if s is not None]
 
     def _release(self) -> None:
         """After uvicorn stopped: close the socket, record unconsumed steps, close the file."""
-        for sock in (self._sock, self._auth_sock):
+        for sock in (self._sock, *self._more_socks, self._auth_sock):
             if sock is not None:
                 sock.close()
         self._sock = self._auth_sock = None
+        self._more_socks = []
         self.mock.finish()
         if self._owns_transcript:
             self.transcript.close()
@@ -331,7 +374,8 @@ class HttpMockServer(_Runner):
             ... server.url ...   # e.g. http://127.0.0.1:54321/mcp
         server.transcript.entries
 
-    The thread has its own event loop, so the caller may block or run any loop. On exit
+    `host="localhost"` listens on 127.0.0.1 and ::1 (where there is one) on the same port,
+    and its URL says `localhost`. The thread has its own event loop, so the caller may block or run any loop. On exit
     the open streams end, uvicorn stops, the thread is joined and the socket is closed;
     unconsumed steps are recorded and a transcript file opened here is closed. Start and
     stop raise RuntimeError after `timeout` seconds (stop: twice that, then forcing).

@@ -634,9 +634,16 @@ def test_every_status_in_pytest_and_the_reports(pytester: pytest.Pytester) -> No
         ["* 1 failed, 1 passed, 1 skipped, 1 warned, 1 blocked, 1 noted, 1 not applicable in *"]
     )
     out = result.stdout.str()
-    assert "root cause: fake.fail (fix that first; this check was not judged)" in out
+    # A BLOCKED item has no failure block of its own (-rB or -v gives it): its root's line
+    # says why (tests/harness/test_plugin_reporting.py).
+    assert "root cause: fake.fail (fix that first; this check was not judged)" not in out
     result.stdout.fnmatch_lines(
-        ["mcp-testbench: root causes (fix these first):", f"  {ROOT_LINE}", *SUMMARY]
+        [
+            "1 item BLOCKED by fake.fail: see the root causes",
+            "mcp-testbench: root causes (fix these first):",
+            f"  {ROOT_LINE}",
+            *SUMMARY,
+        ]
     )
     assert (
         len([line for line in result.stdout.lines if line.startswith("mcp-testbench: 7 items")])
@@ -664,7 +671,8 @@ def test_every_status_in_pytest_and_the_reports(pytester: pytest.Pytester) -> No
     }
 
     page = html_report.read_text(encoding="utf-8")
-    assert f"<b>root cause</b> {ROOT_LINE}" in page
+    linked = ROOT_LINE.replace("fake.fail", '<a href="#check-fake.fail">fake.fail</a>', 1)
+    assert f"<b>root cause</b> {linked}" in page
     assert page.index("root cause") < page.index("<table>")
     assert "1 FAIL, 1 BLOCKED, 1 WARN, 1 NOTE, 1 PASS, 1 N/A, 1 SKIP" in page
     # A NOTE names the words it rests on, and why they fail nothing.
@@ -717,7 +725,10 @@ def test_every_status_in_junit(pytester: pytest.Pytester) -> None:
     blocked = cases["fake.blocked"].find("failure")
     assert blocked is not None
     assert blocked.get("message", "").startswith("BLOCKED fake.blocked")
-    assert blocked.get("message", "").splitlines()[0].endswith("over stdio, blocked by fake.fail")
+    assert blocked.get("message", "").splitlines() == [
+        "BLOCKED fake.blocked (MUST F-4) in fake at 2025-11-25 over stdio, blocked by fake.fail",
+        f"root cause: {ROOT_LINE}",
+    ]
     failed = cases["fake.fail"].find("failure")
     assert failed is not None
     assert failed.get("message", "").startswith("FAIL fake.fail")
@@ -737,7 +748,10 @@ def test_a_blocked_item_alone_fails_the_run(pytester: pytest.Pytester) -> None:
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     assert result.parseoutcomes() == {"blocked": 1, "deselected": 6}
     result.stdout.fnmatch_lines(
-        ["*BLOCKED fake.blocked*", f"  {ROOT_LINE.replace('FAIL', 'not judged')}"]
+        [
+            "1 item BLOCKED by fake.fail: see the root causes",
+            f"  {ROOT_LINE.replace('FAIL', 'not judged')}",
+        ]
     )
 
 
@@ -1128,10 +1142,18 @@ def test_a_harness_fault_is_reported_as_its_own_and_drops_no_item(
         )
         """
     )
+    import harness.suite  # noqa: F401  (fills the catalogue)
+    from harness.judging._catalogue import CATALOGUE
+
     json_report = pytester.path / "r.json"
-    result = pytester.runpytest(
-        REFERENCE, *NARROW, "-k", "tools-call", f"--mcp-report={json_report}"
-    )
+    real = CATALOGUE["tools.call-result"]
+    try:
+        result = pytester.runpytest(
+            REFERENCE, *NARROW, "-k", "tools-call", f"--mcp-report={json_report}"
+        )
+    finally:
+        # The conftest ran in this very process: the tests after this one judge the real check.
+        CATALOGUE["tools.call-result"] = real
     results = _results(json_report)
     items = [r for r in results if r["check"] == "tools.call-result"]
     assert len(items) == 1, result.stdout.str()

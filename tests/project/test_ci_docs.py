@@ -1,12 +1,17 @@
 """docs/ci.md: every `run:` and `script:` command of its workflows, run for real.
 
 Each workflow runs in a scratch folder laid out like a user's repository: `src/mypkg/
-testing.py` (the bundled reference client as `make_client`), `requirements.txt`, and for
+testing.py` (the bundled reference client as `make_client`), `requirements.txt`,
+`mcp-testbench/` (the submodule the page has the user add: this checkout), and for
 the driver jobs `conformance/` with the TypeScript example's package files (so `npm ci`
 installs for real, from npm's cache when it can) while the driver run is the Python example
-driver (`MCP_DRIVER`, and the driver command of the baseline line). The project is installed already: pip commands run as `--dry-run --no-index`, which
-proves the packages they name resolve without changing the environment. The hosted parts
-(`uses:` actions, images) are not run; what they upload must exist after the run.
+driver (`MCP_DRIVER`, and the driver command of the baseline line). The project is installed
+already: pip commands run as `--dry-run --no-index`, which proves the packages they name
+resolve without changing the environment. A source tree cannot be built offline (its build
+backend comes from the index), so `pip install ./mcp-testbench` is checked to name this
+project's tree and resolved as the installed mcp-testbench. The hosted parts (`uses:`
+actions, images, the submodule checkout) are not run; what they upload must exist after
+the run.
 
 PYTEST_ADDOPTS narrows each suite run to one scenario, so that the commands are run as
 written and a workflow takes seconds.
@@ -82,7 +87,16 @@ def _job(doc: Any) -> tuple[dict[str, str], list[str], list[str], list[str]]:
     )
 
 
-def _pip_offline(command: str) -> str:
+def _pip_offline(command: str, repo: Path) -> str:
+    """`command` with pip offline, and a local path to mcp-testbench's tree (the clone)
+    checked and replaced by the installed project it is."""
+
+    def the_clone(match: re.Match[str]) -> str:
+        pyproject = repo / match.group(1) / "pyproject.toml"
+        assert re.search(r'^name = "mcp-testbench"$', pyproject.read_text("utf-8"), re.M)
+        return "mcp-testbench"
+
+    command = re.sub(r"(?<=\s)(\./[\w.-]+)(?=\s|$)", the_clone, command)
     return re.sub(r"\bpip install\b", "pip install --dry-run --no-index", command)
 
 
@@ -95,6 +109,7 @@ def _repo(tmp_path: Path, driver: bool) -> Path:
     )
     (repo / "src" / "broken.py").write_text(BAD_CALL, encoding="utf-8")
     (repo / "requirements.txt").write_text("anyio\n", encoding="utf-8")
+    (repo / "mcp-testbench").symlink_to(ROOT, target_is_directory=True)  # the submodule
     if driver:
         (repo / "conformance").mkdir()
         template = ROOT / "examples" / "drivers" / "typescript-sdk"
@@ -119,7 +134,7 @@ def _env(repo: Path, job_env: dict[str, str]) -> dict[str, str]:
 
 def _sh(command: str, repo: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        ["bash", "-eo", "pipefail", "-c", _pip_offline(command)],
+        ["bash", "-eo", "pipefail", "-c", _pip_offline(command, repo)],
         cwd=repo, env=env, capture_output=True, text=True, timeout=600, check=False,
     )  # fmt: skip
 
@@ -138,6 +153,38 @@ def test_the_page_has_the_four_jobs() -> None:
         assert ("MCP_CLIENT" in env) != ("MCP_DRIVER" in env)
 
 
+INSTALL = "python -m pip install ./mcp-testbench"
+
+
+@pytest.mark.parametrize("name", sorted(WORKFLOWS))
+def test_each_job_installs_mcp_testbench_from_the_clone_it_checks_out(name: str) -> None:
+    """The issue: the jobs installed mcp-testbench from the package index, where it is not
+    published. Each installs the submodule its checkout brings, and nothing by that name
+    from an index."""
+    doc = WORKFLOWS[name]
+    env, commands, _, _ = _job(doc)
+    (install,) = [c for c in commands if "pip install" in c]
+    assert install == INSTALL or install.startswith(INSTALL + " ")
+    assert "mcp-testbench" not in install.removeprefix(INSTALL)
+    if "jobs" in doc:  # GitHub Actions: the checkout brings the submodule
+        (job,) = doc["jobs"].values()
+        checkout = next(
+            s for s in job["steps"] if str(s.get("uses", "")).startswith("actions/checkout")
+        )
+        assert checkout.get("with", {}).get("submodules") is True
+    else:
+        assert env["GIT_SUBMODULE_STRATEGY"] in ("normal", "recursive")
+
+
+def test_the_readme_and_the_page_say_how_to_install_from_the_repository() -> None:
+    page = DOC.read_text(encoding="utf-8")
+    assert "git submodule add <the URL you clone mcp-testbench from> mcp-testbench" in page
+    assert f"{INSTALL}   # on your machine too" in page
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "not published on a package index" in readme
+    assert "pip install ./mcp-testbench" in readme
+
+
 @pytest.mark.parametrize("name", sorted(WORKFLOWS))
 def test_every_command_of_the_workflow_runs(name: str, tmp_path: Path) -> None:
     env_of_job, commands, uploads, junit = _job(WORKFLOWS[name])
@@ -147,10 +194,15 @@ def test_every_command_of_the_workflow_runs(name: str, tmp_path: Path) -> None:
     repo = _repo(tmp_path, driver)
     env = _env(repo, env_of_job)
 
-    # The baseline, written once beforehand as the page says (the same client underneath).
+    # Once, as the page says: mcp-testbench installed from the submodule on the user's
+    # machine, and the baseline written (the same client underneath).
+    lines = [line for block in _blocks("sh") for line in block.splitlines()]
+    (install,) = [line for line in lines if line.startswith(INSTALL)]
+    done = _sh(install, repo, env)
+    assert done.returncode == 0, done.stdout + done.stderr
     (setup,) = [
         line.replace('"node conformance/driver.mjs"', f'"{PYTHON_DRIVER}"')
-        for line in _blocks("sh")[0].splitlines()
+        for line in lines
         if line.startswith("mcp-testbench baseline write") and ("--driver" in line) == driver
     ]
     done = _sh(setup, repo, env)

@@ -8,6 +8,7 @@ scenario, run by the reference client (as in test_plugin.py), so each status is 
 from __future__ import annotations
 
 import json
+import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
@@ -150,15 +151,93 @@ def test_an_entry_matching_no_check_fails_the_run(
 
 
 @pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
-def test_a_listed_failure_that_now_passes_fails_the_run(
+def test_a_listed_failure_that_now_passes_fails_the_run_and_the_summary_gives_the_fix(
     pytester: pytest.Pytester, workers: list[str]
 ) -> None:
+    """The issue: pytest's "XPASS(strict)" and "1 failed" were all a stale entry showed.
+    The summary names the entry and the command that fixes the file, and that command,
+    run as printed, makes the next run pass."""
     base = _baseline(
         pytester, {"fake.fail": "known", "fake.blocked": "known", "fake.pass": "was broken"}
     )
-    result = _fake(pytester, base, *workers)
+    result = _fake(pytester, base, "--mcp-report=results.json", *workers)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     assert "XPASS(strict)" in result.stdout.str()
+    fix = (
+        "mcp-testbench: baseline entry 'fake.pass' now passes: remove it, or run "
+        "`mcp-testbench baseline update baseline.json --from results.json`"
+    )
+    assert _joined(result).count(fix) == 1, result.stdout.str()
+    assert all(len(line) <= 100 for line in result.stdout.lines if "fake.pass" in line)
+
+    command = fix.split("`")[1].split()
+    assert command[0] == "mcp-testbench"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(pytester.path)  # the paths in the command are relative to where pytest ran
+        assert main(command[1:]) == 0
+    assert _entries(pytester.path / "baseline.json") == {
+        "fake.fail": "known",
+        "fake.blocked": "known",
+    }
+    again = _fake(pytester, base, *workers)
+    assert again.ret == pytest.ExitCode.OK, again.stdout.str()
+
+
+def _joined(result: pytest.RunResult) -> str:
+    """The output with the summary's wrapped lines (indented by two) joined again."""
+    return re.sub(r"\n  (?=\S)", " ", result.stdout.str())
+
+
+def test_a_stale_entry_without_a_json_report_says_how_to_get_one(
+    pytester: pytest.Pytester,
+) -> None:
+    base = _baseline(pytester, {"fake.fail": "known", "fake.blocked": "known",
+                                "fake-2025-11-25-stdio::fake.pass": "was broken"})  # fmt: skip
+    result = _fake(pytester, base)
+    assert (
+        "mcp-testbench: baseline entry 'fake-2025-11-25-stdio::fake.pass' now passes: remove it,"
+        " or write this run's JSON report (--mcp-report=results.json) and run "
+        "`mcp-testbench baseline update baseline.json --from results.json`"
+    ) in _joined(result)
+
+
+def test_a_narrowed_run_does_not_offer_an_update_that_would_drop_other_entries(
+    pytester: pytest.Pytester,
+) -> None:
+    """`baseline update` from a run that -k narrowed drops the entries it did not run."""
+    base = _baseline(pytester, {"fake.fail": "known", "fake.pass": "was broken"})
+    result = _fake(pytester, base, "-k", "pass", "--mcp-report=results.json")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    joined = _joined(result)
+    assert (
+        "mcp-testbench: baseline entry 'fake.pass' now passes: remove it by hand: `baseline "
+        "update` from this run would also drop 1 other entry, whose items it left out"
+    ) in joined
+    assert "--from" not in joined
+
+
+def test_now_passing_counts_the_items_of_each_strict_entry(tmp_path: Path) -> None:
+    def item(run: str, check: str, status: str) -> dict[str, str]:
+        return {"id": f"mcp-testbench::{run}::{check}", "check": check, "status": status}
+
+    path = tmp_path / "b.json"
+    path.write_text(json.dumps({"format_version": 1, "expected_failures": {
+        "tools.pagination": "some still fail", "x-2025-11-25-stdio::tools.call-result": "fixed",
+        "http.gone": "not in this run", "stdio.framing": "still fails"}}), encoding="utf-8")  # fmt: skip
+    results = [
+        item("p-2025-11-25-stdio", "tools.pagination", "PASS"),
+        item("p-2025-11-25-http", "tools.pagination", "WARN"),
+        item("p-2024-11-05-http", "tools.pagination", "FAIL"),
+        item("p-2024-11-05-stdio", "tools.pagination", "N/A"),  # neither passes nor fails
+        item("x-2025-11-25-stdio", "tools.call-result", "NOTE"),
+        item("x-2025-11-25-stdio", "stdio.framing", "BLOCKED"),
+    ]
+    baseline = Baseline.load(path)
+    assert baseline.now_passing(results) == [
+        ("tools.pagination", 2, 3),
+        ("x-2025-11-25-stdio::tools.call-result", 1, 1),
+    ]
+    assert baseline.left_out(results) == ["http.gone"]
 
 
 def test_an_entry_deselected_by_k_is_not_stale(pytester: pytest.Pytester) -> None:
@@ -437,7 +516,10 @@ def test_baseline_write_from_a_run_then_the_run_passes_with_it(
     assert main(["baseline", "write", str(out), *options, "--", *CALL_RESULT]) == 0
     assert list(_entries(out)) == [A]
     assert _entries(out)[A].startswith("FAIL: ")
-    capfd.readouterr()
+    written = capfd.readouterr().out
+    assert f"mcp-testbench baseline: wrote {out}: 1 expected failures" in written
+    # The issue: it said "no report folder written (--no-report)", an option nobody gave.
+    assert "--no-report" not in written
     from harness.cli._run_command import run_suite
 
     code = run_suite(

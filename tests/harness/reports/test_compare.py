@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from harness.cli import main
-from harness.reports._compare import slug
+from harness.reports._compare import slug, told_apart
 
 
 def _result(
@@ -58,15 +58,17 @@ def test_markdown_has_clients_as_columns_and_checks_by_area(
     assert "| check | requirement | alpha 1.0 | beta 2.0 |" in text
     fail = "mcp-testbench::s-2025-11-25-http::tools.call-result"
     assert (
-        "| tools.call-result | MUST X-1 | [PASS](../in/a.html#check-tools.call-result)"
-        f" | [FAIL 1/2](../in/b.html#{fail}) |"
+        "| tools.call-result | MUST X-1 | [PASS](compare-alpha-1.0.html#check-tools.call-result)"
+        f" | [FAIL 1/2](compare-beta-2.0.html#{fail}) |"
     ) in text
     assert "- **beta 2.0**: 1 FAIL, 1 WARN, 1 PASS" in text
-    # The evidence pages were missing: written from the JSON, with the anchors linked to.
-    evidence = (reports[1].with_suffix(".html")).read_text(encoding="utf-8")
+    # The evidence pages were missing: written from the JSON beside the page asked for
+    # (not beside the JSON reports), with the anchors linked to.
+    evidence = (md.parent / "compare-beta-2.0.html").read_text(encoding="utf-8")
     assert f'<tr id="{fail}" ' in evidence
     assert 'id="check-tools.call-result"' in evidence
-    assert f"wrote {reports[1].with_suffix('.html')}" in capsys.readouterr().out
+    assert f"wrote {md.parent / 'compare-beta-2.0.html'}" in capsys.readouterr().out
+    assert sorted(p.name for p in reports[0].parent.iterdir()) == ["a.json", "b.json"]
 
 
 def test_html_is_self_contained_with_filters(reports: list[Path], tmp_path: Path) -> None:
@@ -80,8 +82,8 @@ def test_html_is_self_contained_with_filters(reports: list[Path], tmp_path: Path
     assert '<option value="http">http</option>' in text
     assert '<tr class="area" data-area="lifecycle">' in text
     assert (
-        '<a href="in/b.html#mcp-testbench::s-2025-11-25-http::tools.call-result">FAIL 1/2</a>'
-        in text
+        '<a href="compare-beta-2.0.html#mcp-testbench::s-2025-11-25-http::tools.call-result">'
+        "FAIL 1/2</a>" in text
     )
 
 
@@ -102,6 +104,66 @@ def test_the_same_client_twice_gets_told_apart(reports: list[Path], tmp_path: Pa
     md = tmp_path / "c.md"
     assert main(["compare", str(reports[0]), str(again), "--markdown", str(md)]) == 0
     assert "| alpha 1.0 (a) | alpha 1.0 (a-http) |" in md.read_text(encoding="utf-8")
+
+
+def _run_folder(folder: Path, results: list[dict[str, Any]]) -> Path:
+    """What `mcp-testbench run` leaves: results.json beside report.html (and junit.xml)."""
+    folder.mkdir(parents=True)
+    (folder / "report.html").write_text("<html>the run's own report</html>", encoding="utf-8")
+    return _write(folder / "results.json", results)
+
+
+def test_two_runs_of_one_client_are_told_apart_and_their_own_reports_are_the_evidence(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The issue: two run folders of one client were both "tiny 0.0.1 (results)", and
+    compare wrote results.html beside the report.html each folder already had."""
+    before = _run_folder(tmp_path / "before" / "mcp-testbench-report",
+                         [_result("tiny 0.0.1", "tools.call-result", "FAIL")])  # fmt: skip
+    after = _run_folder(tmp_path / "after" / "mcp-testbench-report",
+                        [_result("tiny 0.0.1", "tools.call-result", "PASS")])  # fmt: skip
+    page = tmp_path / "out" / "compare.html"
+    md = tmp_path / "out" / "compare.md"
+    argv = ["compare", str(before), str(after), "--html", str(page), "--markdown", str(md)]
+    assert main(argv) == 0
+    text = md.read_text(encoding="utf-8")
+    assert "| check | requirement | tiny 0.0.1 (before) | tiny 0.0.1 (after) |" in text
+    item = "mcp-testbench::s-2025-11-25-stdio::tools.call-result"
+    assert f"[FAIL](../before/mcp-testbench-report/report.html#{item})" in text
+    assert "[PASS](../after/mcp-testbench-report/report.html#check-tools.call-result)" in text
+    assert "<th>tiny 0.0.1 (before)</th><th>tiny 0.0.1 (after)</th>" in page.read_text("utf-8")
+    # Outputs only where asked: the two pages, and nothing beside the runs' reports.
+    assert sorted(p.name for p in page.parent.iterdir()) == ["compare.html", "compare.md"]
+    for run in (before, after):
+        assert sorted(p.name for p in run.parent.iterdir()) == ["report.html", "results.json"]
+    assert capsys.readouterr().out.splitlines() == [
+        f"mcp-testbench compare: wrote {page}",
+        f"mcp-testbench compare: wrote {md}",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("paths", "apart"),
+    [
+        (["in/a.json", "in/a-http.json"], ["a", "a-http"]),
+        (["before/results.json", "after/results.json"], ["before", "after"]),
+        (["x/run/r.json", "y/run/r.json"], ["x", "y"]),
+        (["results.json", "old/results.json"], ["results", "old/results"]),
+    ],
+)
+def test_what_tells_reports_apart_is_the_part_of_their_paths_that_differs(
+    tmp_path: Path, paths: list[str], apart: list[str]
+) -> None:
+    assert told_apart([tmp_path / p for p in paths]) == apart
+
+
+def test_a_report_given_twice_is_refused(
+    reports: list[Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    md = tmp_path / "c.md"
+    assert main(["compare", str(reports[0]), str(reports[0]), "--markdown", str(md)]) == 2
+    assert f"{reports[0]} is given twice; give each report once" in capsys.readouterr().err
+    assert not md.exists()
 
 
 def test_slugs() -> None:

@@ -1,19 +1,35 @@
-"""The reports made from results: the HTML page, the terminal summary.
+"""The reports made from results: the HTML page, the terminal summary, the root causes.
 
 The results here are made up, in the shape the plugin records (tests/harness/test_plugin.py runs
 the plugin itself and checks what it writes), so that every verdict, every revision and
-every transport of the real catalogue can appear at once.
+every transport of the real catalogue can appear at once; one test judges a real run, to
+hold the reasons judging writes to the way the root causes read them.
 """
 
 from __future__ import annotations
 
+import html
+import itertools
+import json
 import re
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from _mutation import run_case
+from _planted import NoSessionEcho
+
+from harness.judging import _preconditions as preconditions
 from harness.judging._catalogue import CATALOGUE
-from harness.reports._report import WIDTH, root_cause_lines, terminal_summary, write_reports
+from harness.judging._judge import judge
+from harness.reports._report import (
+    WIDTH,
+    RootCauseLine,
+    root_cause_lines,
+    root_causes,
+    terminal_summary,
+    write_reports,
+)
 from harness.suite import SCENARIOS
 from mock_servers import package_version
 
@@ -172,14 +188,135 @@ def test_the_markdown_report_lists_every_item_that_did_not_pass(tmp_path: Path) 
     assert "| 2024-11-05 sse-legacy |" in text
 
 
+def _blocked(revision: str, reason: str, root: str = "client.connect") -> dict[str, Any]:
+    item = _item("tools-call", revision, "stdio", "tools.call-result", "BLOCKED")
+    item.update(reason=reason, root=root)
+    return item
+
+
 def test_a_root_cause_line_gives_the_causes_own_reason() -> None:
     # Items blocked on the way to their trigger name the trigger first; the root cause's
     # line must still say why the cause failed (a hang reads "hung"), whichever comes first.
-    waiting = _item("tools-call", "2025-11-25", "stdio", "tools.call-result", "BLOCKED")
-    waiting["reason"] = "not judged: a tools/call did not happen; hung: connect did not return"
-    direct = _item("tools-call", "2025-06-18", "stdio", "tools.call-result", "BLOCKED")
-    direct["reason"] = "blocked by client.connect: hung: connect did not return"
+    waiting = _blocked(
+        "2025-11-25",
+        "not judged: this never happened: a tools/call of add; the cause: connect hung: no "
+        "answer within 10.0 s",
+    )
+    direct = _blocked(
+        "2025-06-18", "blocked by client.connect: connect hung: no answer within 10.0 s"
+    )
     for results in ([waiting, direct], [direct, waiting]):
         assert root_cause_lines(results) == [
-            "client.connect FAIL blocks 2 items: hung: connect did not return"
+            "client.connect FAIL blocks 2 items: connect hung: no answer within 10.0 s"
         ]
+
+
+def test_a_root_cause_line_is_the_same_whatever_order_the_results_come_in() -> None:
+    """The issue: the terminal (results as they came) and the HTML (sorted) gave one root
+    two reasons. The words most items give win; on a tie, the first item's by id."""
+    root = "http.session-id-echoed"
+    said = {
+        "2024-11-05": "the mock refused 3 request(s) of the client: 400 Bad Request",
+        "2025-03-26": "the mock refused 2 request(s) of the client: 400 Bad Request",
+        "2025-06-18": "the mock refused 2 request(s) of the client: 400 Bad Request",
+    }
+    results = [_blocked(rev, f"blocked by {root}: {why}", root) for rev, why in said.items()]
+    expected = [RootCauseLine(root, "not judged", 3, said["2025-06-18"])]
+    for order in itertools.permutations(results):
+        assert root_causes(list(order)) == expected
+    tie = results[:2]
+    for order in itertools.permutations(tie):
+        assert root_causes(list(order))[0].reason == said["2024-11-05"]  # the first id's
+
+
+def test_a_long_root_cause_is_wrapped_never_cut() -> None:
+    """The issue: "... the mock refused 1 request(s) of the client: 400 B...", cut at 100
+    columns just before the words that matter."""
+    why = "the mock refused 1 request(s) of the client: 400 Bad Request: " + " ".join(
+        f"word{n}" for n in range(40)
+    )
+    blocked = _blocked("2025-11-25", f"blocked by client.connect: {why}")
+    lines = terminal_summary([blocked])
+    start = lines.index("mcp-testbench: root causes (fix these first):") + 1
+    end = next(i for i in range(start, len(lines)) if lines[i].startswith("area "))
+    assert end - start > 1
+    assert all(len(line) <= WIDTH for line in lines)
+    assert lines[start].startswith("  client.connect FAIL blocks 1 item: ")
+    assert all(line.startswith("      ") for line in lines[start + 1 : end])
+    assert " ".join(line.strip() for line in lines[start:end]) == root_cause_lines([blocked])[0]
+    assert not any(line.endswith("...") for line in lines)
+
+
+def test_the_json_report_names_the_root_causes(tmp_path: Path) -> None:
+    results = _every_item()
+    path = tmp_path / "results.json"
+    write_reports(results, path)
+    document = json.loads(path.read_text(encoding="utf-8"))
+    assert document["root_causes"] == [
+        {"root": r.root, "verdict": r.verdict, "items": r.items, "reason": r.reason}
+        for r in root_causes(results)
+    ]
+    [root] = document["root_causes"]
+    assert root["items"] == sum(1 for r in results if r["status"] == "BLOCKED")
+    assert len(document["results"]) == len(results)
+
+
+def test_the_html_folds_blocked_items_under_their_root_and_counts_skips(tmp_path: Path) -> None:
+    """The issue: "not passed: 612 items" had 467 SKIPs in it, the root causes did not link
+    to their rows, and "BLOCKED" wrapped as "BLOCK / ED"."""
+    results = _every_item()
+    root = "http.session-id-echoed"
+    for r in results:
+        if r["status"] == "BLOCKED" and r["transport"] != "stdio":
+            r["root"] = root
+    page = _page(tmp_path, results)
+    roots = root_causes(results)
+    assert {r.root for r in roots} == {root, "client.connect"}
+    for cause in roots:
+        start = page.index(f'<li id="root-{cause.root}">')
+        entry = page[start : page.index("</li>", start)]
+        line, folded = entry.split("<details>", 1)
+        # The line of every report; a root that is a check links to its row in the matrix.
+        linked = f'<a href="#check-{cause.root}">{cause.root}</a>'
+        assert (linked in line) == (cause.root in CATALOGUE)
+        assert html.unescape(re.sub(r"<[^>]+>", "", line)) == f"root cause {cause.line}"
+        ids = re.findall(r'<tr id="([^"]+)" class="v-blocked" data-verdict="BLOCKED"', folded)
+        assert sorted(ids) == sorted(
+            r["id"] for r in results if r["status"] == "BLOCKED" and r["root"] == cause.root
+        )
+    assert f'<tr id="check-{root}"' in page
+    # BLOCKED rows only under their roots; SKIP rows in the list, counted, hidden until asked.
+    listed = page[page.index("<h2>Not passed") :]
+    assert 'data-verdict="BLOCKED"' not in listed.split("<h2>Matrix", 1)[0]
+    skips = sum(1 for r in results if r["status"] == "SKIP")
+    not_passed = sum(1 for r in results if r["status"] != "PASS")
+    assert f"<h2>Not passed: {not_passed} items, worst first</h2>" in page
+    assert f'<input type="checkbox" id="f-skips"> list the {skips} SKIP items' in page
+    assert f"{skips} SKIP listed only when asked for" in page
+    assert len(re.findall(r'<tr id="[^"]+" class="v-skip" data-verdict="SKIP"', listed)) == skips
+    # The verdict cell never breaks (tests/harness/reports/test_report_browser.py measures it).
+    assert page.count('<td class="verdict">') == not_passed
+    assert ".items td.verdict{white-space:nowrap" in page
+
+
+def test_judging_words_a_blocked_reason_as_the_root_causes_read_it() -> None:
+    """harness/judging/_judge.py writes the reasons, this module reads the cause back out
+    of them: both of its forms ("blocked by ROOT: WHY"; "not judged: this never happened:
+    WHAT; the cause: WHY") on a real run, whose one root cause is told in its own words."""
+    run = run_case(NoSessionEcho, ("tools-call", "2025-11-25", "http"))
+    results = []
+    for check_id in run.scenario.checks:
+        check = CATALOGUE[check_id]
+        if check.applies(run.revision, run.transport):
+            verdict = judge(check, run)
+            assert verdict.root != "harness", [e.get("traceback") for e in verdict.evidence]
+            results.append(
+                {"id": check_id, "check": check_id, **verdict.to_json()}  # as the plugin's
+            )
+    blocked = [r["reason"] for r in results if r["status"] == "BLOCKED"]
+    assert any(reason.startswith("blocked by http.session-id-echoed: ") for reason in blocked)
+    assert any(reason.startswith("not judged: this never happened: ") for reason in blocked)
+    [cause] = [c for c in preconditions.root_causes(run) if c.id == "http.session-id-echoed"]
+    assert root_causes(results) == [
+        RootCauseLine("http.session-id-echoed", "FAIL", len(blocked), cause.reason)
+    ]

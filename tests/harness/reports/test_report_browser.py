@@ -1,5 +1,5 @@
 """The HTML report in a real browser: headless Chromium loads the file, the filters work,
-nothing is wider than the window, and a screenshot is saved.
+nothing is wider than the window, no verdict breaks over lines, and a screenshot is saved.
 
 Chromium is Debian's `chromium` package (.ci/run installs it). Without it the test is
 skipped, saying so, except under CI=true, where a missing browser is a failure. Each
@@ -35,11 +35,20 @@ BOUND = within(60.0)  # seconds for one Chromium run; a page of this size render
 WINDOW = (1280, 900)
 
 # Appended to the test's copy of the report, after the report's own script has applied
-# the filters: the widths that tell whether anything sticks out of the window.
+# the filters: the widths that tell whether anything sticks out of the window, with every
+# folded list open, and how many verdict cells shown break their word over lines ("BLOCK /
+# ED"); then the lists fold again, as the page opens (the screenshot).
 MEASURE = """<script>
 var m = document.querySelector('.matrix');
+var folded = Array.prototype.filter.call(document.querySelectorAll('details'),
+  function(d){return !d.open;});
+folded.forEach(function(d){d.open=true;});
+var broken = Array.prototype.filter.call(document.querySelectorAll('.items td.verdict'),
+  function(td){var r=document.createRange();r.selectNodeContents(td);
+    return r.getClientRects().length>1;}).length;
 document.body.setAttribute('data-layout', [document.documentElement.scrollWidth,
-  window.innerWidth, m.scrollWidth, m.clientWidth].join(','));
+  window.innerWidth, m.scrollWidth, m.clientWidth, broken].join(','));
+folded.forEach(function(d){d.open=false;});
 </script>"""
 
 
@@ -157,11 +166,14 @@ def test_the_report_fits_the_window_and_every_filter_hides_what_it_should(
     whole = _load(chromium, page, tmp_path)
     assert whole.items
     assert whole.rows
-    assert not any(n["hidden"] for n in whole.items + whole.rows + whole.cells)
-    page_width, window, matrix_width, matrix_box = whole.layout
+    # Unfiltered, everything shows but the SKIP items, which are listed only when asked for.
+    assert all(n["hidden"] == (n["verdict"] == "SKIP") for n in whole.items)
+    assert not any(n["hidden"] for n in whole.rows + whole.cells)
+    page_width, window, matrix_width, matrix_box, broken = whole.layout
     assert window == WINDOW[0]
     assert page_width <= window, f"the page is {page_width}px wide in a {window}px window"
     assert matrix_width <= matrix_box, f"the matrix is cut: {matrix_width}px in {matrix_box}px"
+    assert broken == 0, f"{broken} verdict cells break over lines"
 
     verdicts = sorted({i["verdict"] for i in whole.items})
     transports = sorted({c["transport"] for c in whole.cells})
@@ -174,15 +186,23 @@ def test_the_report_fits_the_window_and_every_filter_hides_what_it_should(
         {"transport": transports[-1]},
         {"revision": revisions[0], "area": areas[0]},
         {"verdict": verdicts[-1], "transport": transports[0], "area": areas[-1]},
+        {"skips": "1", "transport": transports[0]},
+        {"verdict": "SKIP"},
     ]
+    assert "SKIP" in verdicts
+
+    def matches(item: dict[str, Any], chosen: dict[str, str]) -> bool:
+        asked = item["verdict"] != "SKIP" or "skips" in chosen or chosen.get("verdict") == "SKIP"
+        return asked and all(item[k] == v for k, v in chosen.items() if k != "skips")
+
     for chosen in filters:
         fragment = "#" + "&".join(f"{k}={v}" for k, v in chosen.items())
         dom = _load(chromium, page, tmp_path, fragment)
-        # Items: shown exactly when every chosen filter matches.
+        # Items: shown exactly when every chosen filter matches (a SKIP: and was asked for).
         for item in dom.items:
-            assert item["hidden"] != all(item[k] == v for k, v in chosen.items()), (fragment, item)
+            assert item["hidden"] != matches(item, chosen), (fragment, item)
         assert any(not i["hidden"] for i in dom.items) or not any(
-            all(i[k] == v for k, v in chosen.items()) for i in whole.items
+            matches(i, chosen) for i in whole.items
         )
         # Matrix columns: by revision and transport.
         for cell in dom.cells:
@@ -202,11 +222,12 @@ def test_the_report_fits_the_window_and_every_filter_hides_what_it_should(
 def test_nothing_sticks_out_of_a_narrow_window(page: Path, tmp_path: Path) -> None:
     """A window narrower than the matrix: the matrix scrolls in its box, the page does not."""
     dom = _load(_chromium(), page, tmp_path, size=(500, 900))
-    page_width, window, matrix_width, matrix_box = dom.layout
+    page_width, window, matrix_width, matrix_box, broken = dom.layout
     assert window == 500
     if not os.environ.get("MCP_TESTBENCH_RESULTS"):  # the made-up results have every column
         assert matrix_width > matrix_box, "the matrix fits: this window is not narrow enough"
     assert page_width <= window, f"the page is {page_width}px wide in a {window}px window"
+    assert broken == 0, f"{broken} verdict cells break over lines (BLOCK / ED)"
 
 
 def test_a_screenshot_of_the_report(page: Path, tmp_path: Path) -> None:

@@ -239,3 +239,129 @@ def test_validate_prints_every_problem_of_every_file(
     assert all(line.startswith(f"invalid: {bad}: ") for line in invalid)
     assert out[-1] == "2 scripts checked, 1 invalid (3 problems)"
     assert load_script(good).name == "v"
+
+
+# -- templated messages: what the send gate would refuse at the first answer ----------------------
+
+ECHO = {"$request": "/params/arguments/text"}
+
+
+def echo_step(reply: dict[str, Any]) -> dict[str, Any]:
+    return {"expect": {"method": "tools/call", "params": {"name": "echo"}}, "reply": reply}
+
+
+def test_a_templated_content_item_of_an_unknown_type_is_refused_by_validate(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The script: `validate` passed it, and the send gate refused its first answer.
+    path = tmp_path / "echo.json"
+    result = {"content": [{"type": "txt", "text": ECHO}]}
+    path.write_text(json.dumps(script(steps=[echo_step({"result": result})])), encoding="utf-8")
+    assert main(["validate", str(path)]) == 1
+    [line, total] = capsys.readouterr().out.splitlines()
+    assert line == (
+        f"invalid: {path}: /steps/0/reply/result/content/0/type: step 0 (expect tools/call): "
+        'not a valid 2025-11-25 server message (whatever its $request values): must be "text", '
+        'not "txt"; fix: correct it, or mark that message with "violation": "<why>" if it '
+        "breaks the spec on purpose (docs/scripts.md: a per-message mark)"
+    )
+    assert total == "1 scripts checked, 1 invalid"
+
+
+@pytest.mark.parametrize("text", ["hello", "", "日本語"])
+def test_the_send_gate_refuses_that_answer_whatever_the_request_holds(text: str) -> None:
+    # What validate now refuses is what the gate would: the filled answer, for any text.
+    from mock_servers.engine import Transcript
+    from mock_servers.engine._send_gate import SendGate
+
+    gate = SendGate("2025-11-25", Transcript(script="t"))
+    filled = {"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "txt", "text": text}]}}
+    assert gate.problem(filled, request_method="tools/call") == (
+        "/result/content/0/type",
+        'must be "text", not "txt"',
+    )
+
+
+@pytest.mark.parametrize(
+    ("reply", "pointer", "reason"),
+    [
+        (  # a templated before message: its fixed part is the script's
+            {
+                "before": [
+                    {
+                        "method": "notifications/progress",
+                        "params": {"progressToken": {"$request": "/params/_meta/progressToken"}},
+                    }
+                ],
+                "result": {"content": []},
+            },
+            "/steps/0/reply/before/0/params",
+            'missing required member "progress"',
+        ),
+        (  # image data from the request, with no mimeType beside it
+            {"result": {"content": [{"type": "image", "data": ECHO}]}},
+            "/steps/0/reply/result/content/0",
+            'missing required member "mimeType"',
+        ),
+        (  # "as": "other_type" is a template too; the content beside it is not
+            {
+                "result": {
+                    "content": [{"type": "text"}],
+                    "_meta": {"echoed-id": {"$request": "/id", "as": "other_type"}},
+                }
+            },
+            "/steps/0/reply/result/content/0",
+            'missing required member "text"',
+        ),
+    ],
+)
+def test_the_fixed_parts_of_a_templated_message_are_checked(
+    reply: dict[str, Any], pointer: str, reason: str
+) -> None:
+    [(found_pointer, found_reason, _)] = problems(script(steps=[echo_step(reply)]))
+    assert found_pointer == pointer
+    assert found_reason.startswith("step 0 (expect tools/call): not a valid 2025-11-25")
+    assert found_reason.endswith(reason)
+
+
+@pytest.mark.parametrize(
+    "result",
+    [
+        {"content": [{"type": "text", "text": ECHO}]},  # a string there
+        {"content": [{"$request": "/params/arguments/item"}]},  # a whole content item
+        {"content": [], "isError": {"$request": "/params/arguments/flag"}},  # a boolean
+        {"content": [], "structuredContent": {"n": ECHO}},  # anything at all
+    ],
+)
+def test_a_template_where_some_request_value_fits_is_accepted(result: dict[str, Any]) -> None:
+    assert parse_script(script(steps=[echo_step({"result": result})])).steps[0].kind == "expect"
+
+
+def test_a_template_in_an_enum_is_left_to_the_request() -> None:
+    # No stand-in is "user" or "assistant": the request may be, so the role is not judged.
+    messages = [
+        {"role": {"$request": "/params/arguments/role"}, "content": {"type": "text", "text": "hi"}}
+    ]
+    step = {"expect": {"method": "prompts/get"}, "reply": {"result": {"messages": messages}}}
+    data = script(steps=[step], server={"capabilities": {"prompts": {}}})
+    assert parse_script(data).steps[0].kind == "expect"
+    messages[0]["content"] = {"type": "txt", "text": "hi"}
+    [(pointer, reason, _)] = problems(data)
+    assert pointer == "/steps/0/reply/result/messages/0/content/type"
+    assert reason.endswith('must be "text", not "txt"')
+
+
+def test_an_sse_item_is_sent_as_written_so_its_template_is_not_filled() -> None:
+    # The engine fills results, errors and before messages only; an SSE item's `$request`
+    # goes out as the object it is, which the schema refuses.
+    item = {
+        "message": {
+            "method": "notifications/message",
+            "params": {"level": "info", "data": 1, "logger": ECHO},
+        }
+    }
+    reply = {"as": "sse", "sse": {"events": [item]}, "result": {"content": []}}
+    data = script(steps=[echo_step(reply)])
+    [(pointer, reason, _)] = problems(data)
+    assert pointer == "/steps/0/reply/sse/events/0/message/params/logger"
+    assert "must be a string, not an object" in reason

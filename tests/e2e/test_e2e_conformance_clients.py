@@ -1,0 +1,196 @@
+"""End to end: a conformance client judged by the official runner and by mcp-testbench agree.
+
+examples/conformance-clients/python_sdk_client.py (on the official Python SDK) and its
+variants with one defect each are run through the pinned official runner
+(`@modelcontextprotocol/conformance`, tests/e2e-node, on the pinned Node 22) scenario by
+scenario (`client --scenario NAME -o DIR`, its checks.json read back), and through
+`mcp-testbench run --conformance-client` (its conformance.json read back). For every
+scenario both serve, the runner's `--requirements` line (no FAILURE, no WARNING: the same
+rule as its checks.json) and its summary line's counts must be the same on both sides, and
+so must the tier figure's pass or fail. The ids and the scored sets mcp-testbench keeps
+must be the pinned runner's.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _machine import within
+from _served import NODE, RUNNER, node_tools_missing
+
+from harness.official import SCORED_CLIENT, SERVED
+
+pytestmark = pytest.mark.e2e
+
+ROOT = Path(__file__).resolve().parents[2]
+CLIENT = ROOT / "examples" / "conformance-clients" / "python_sdk_client.py"
+RUN_BOUND = within(300)
+PACKAGE = RUNNER.parent.parent
+
+# The client, and its variants: each defect is caught by the scenario named beside it.
+VARIANTS = {
+    "python-sdk": None,
+    "string-arguments": "tools_call",
+    "decline-elicitation": "elicitation-sep1034-client-defaults",
+    "no-reconnect": "sse-retry",
+    "early-reconnect": "sse-retry",
+    "no-client-version": "initialize",
+    "no-version-header": None,  # the runner sees nothing wrong: the suite's checks do
+}
+# What the suite's own checks find on the same traffic that the runner's cannot.
+OURS_ONLY = {"no-version-header": ("sse-retry", "http.protocol-version-header")}
+
+
+@pytest.fixture(autouse=True)
+def _tools() -> None:
+    # Missing tools fail, never skip: a skipped e2e test looks like a green build.
+    missing = node_tools_missing()
+    if missing:
+        pytest.fail(missing)
+
+
+def _command(variant: str) -> str:
+    defect = "" if variant == "python-sdk" else f" --defect {variant}"
+    return f"{sys.executable} {CLIENT}{defect}"
+
+
+def _runner(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(NODE), str(RUNNER), "client", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=RUN_BOUND,
+        check=False,
+    )
+
+
+def _checks(folder: Path, scenario: str) -> list[dict[str, Any]]:
+    """The checks.json the runner wrote for `scenario` under `folder` (`-o`)."""
+    found = [
+        p
+        for p in folder.rglob("checks.json")
+        if re.sub(r"-\d{4}-\d\d-\d\dT[\d-]+Z$", "", str(p.parent.relative_to(folder))) == scenario
+    ]
+    assert len(found) == 1, f"{scenario}: {found}"
+    checks: list[dict[str, Any]] = json.loads(found[0].read_text("utf-8"))
+    return checks
+
+
+def _line(scenario: str, checks: list[dict[str, Any]]) -> str:
+    """The runner's summary line for a scenario, from its checks (its own code's rule)."""
+    counts = {
+        s: sum(1 for c in checks if c["status"] == s) for s in ("SUCCESS", "FAILURE", "WARNING")
+    }
+    mark = "✓" if counts["FAILURE"] == 0 and counts["WARNING"] == 0 else "✗"
+    warnings = f", {counts['WARNING']} warnings" if counts["WARNING"] else ""
+    return f"{mark} {scenario}: {counts['SUCCESS']} passed, {counts['FAILURE']} failed{warnings}"
+
+
+def _tier(checks: list[dict[str, Any]]) -> bool:
+    statuses = [c["status"] for c in checks]
+    return "FAILURE" not in statuses and "SUCCESS" in statuses
+
+
+def _ours(command: str, folder: Path) -> dict[tuple[str, str], dict[str, Any]]:
+    script = Path(sys.executable).with_name("mcp-testbench")
+    launcher = [str(script)] if script.is_file() else [sys.executable, "-m", "harness.cli"]
+    done = subprocess.run(
+        [*launcher, "run", "--conformance-client", command, "--report-dir", str(folder)],
+        cwd=folder.parent,
+        capture_output=True,
+        text=True,
+        timeout=RUN_BOUND,
+        check=False,
+    )
+    report = folder / "conformance.json"
+    assert report.is_file(), done.stdout[-3000:] + done.stderr[-3000:]
+    payload = json.loads(report.read_text("utf-8"))
+    return {(s["scenario"], s["revision"]): s for s in payload["scenarios"]}
+
+
+@pytest.mark.parametrize("variant", list(VARIANTS))
+def test_the_runner_and_mcp_testbench_agree_scenario_by_scenario(
+    variant: str, tmp_path: Path
+) -> None:
+    command = _command(variant)
+    ours = _ours(command, tmp_path / "ours")
+    differences = []
+    for scenario in SERVED:
+        for revision in scenario.revisions:
+            out = tmp_path / f"runner-{scenario.name}-{revision}"
+            run = _runner(
+                "--command", command, "--scenario", scenario.name,
+                "--spec-version", revision, "-o", str(out), cwd=tmp_path,
+            )  # fmt: skip
+            checks = _checks(out, scenario.name)
+            theirs = _line(scenario.name, checks)
+            mine = ours[(scenario.name, revision)]
+            if theirs != mine["line"] or _tier(checks) != mine["tier"]:
+                differences.append(
+                    f"{scenario.name} at {revision}: runner {theirs!r} (tier {_tier(checks)}), "
+                    f"mcp-testbench {mine['line']!r} (tier {mine['tier']})\n"
+                    f"  runner stderr: {run.stderr[-600:]}"
+                )
+            caught = VARIANTS[variant]
+            assert mine["runner_line"] is (caught != scenario.name), (
+                f"{variant}: {scenario.name} at {revision}: {mine['outcome']}"
+            )
+    assert differences == []
+    if variant in OURS_ONLY:
+        scenario_name, check = OURS_ONLY[variant]
+        results = json.loads((tmp_path / "ours" / "results.json").read_text("utf-8"))["results"]
+        (found,) = [
+            r
+            for r in results
+            if r["check"] == check and r["scenario"] == f"conformance:{scenario_name}"
+        ]
+        assert found["status"] == "FAIL", found
+
+
+def test_the_tier_figure_is_the_runners_count(tmp_path: Path) -> None:
+    command = _command("python-sdk")
+    ours = _ours(command, tmp_path / "ours")
+    for revision, scored in SCORED_CLIENT.items():
+        out = tmp_path / f"runner-{revision}"
+        run = _runner(
+            "--command", command, "--requirements", revision, "-o", str(out), cwd=tmp_path
+        )
+        theirs = {name for name in scored if _tier(_checks(out, name))}
+        served = {s.name for s in SERVED if revision in s.revisions}
+        mine = {name for name in served if ours[(name, revision)]["tier"]}
+        # The client implements only the served scenarios: the runner passes no other.
+        assert theirs == mine, run.stdout[-2000:]
+        for name in served:
+            assert ours[(name, revision)]["line"] in run.stdout
+
+
+def test_the_ids_kept_here_are_the_pinned_runners() -> None:
+    code = (PACKAGE / "dist" / "index.js").read_text("utf-8")
+    version = json.loads((PACKAGE / "package.json").read_text("utf-8"))["version"]
+    from harness.official import CLIENT_RUNNER_VERSION
+
+    assert version == CLIENT_RUNNER_VERSION
+    missing = [
+        f"{s.name}: {c.id}"
+        for s in SERVED
+        for c in s.checks
+        if f"`{c.id}`" not in code and f'"{c.id}"' not in code
+    ]
+    assert missing == []
+
+
+def test_the_scored_sets_are_the_pinned_runners() -> None:
+    for revision, scored in SCORED_CLIENT.items():
+        text = (PACKAGE / "requirements" / f"{revision}.yaml").read_text("utf-8")
+        block = text.split("\nclient:\n", 1)[1].split("\n\n", 1)[0]
+        listed = tuple(
+            line.strip()[2:] for line in block.splitlines() if line.strip().startswith("- ")
+        )
+        assert listed == scored, revision

@@ -1,0 +1,68 @@
+"""The table of official client scenarios served here: scripts, expected ids, our checks.
+
+The ids and scored sets are held to the pinned runner's package by
+tests/e2e/test_e2e_conformance_clients.py (it needs the Node tools); these need nothing.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import harness.suite  # noqa: F401  (declares the catalogue's checks)
+from harness.judging import CATALOGUE
+from harness.official import SCORED_CLIENT, SERVED, ClientScenario, our_checks, served_scenario
+from harness.protocol import validate
+from mock_servers import fixtures_root, load_script
+
+RUNS = [(s, r) for s in SERVED for r in s.revisions]
+
+
+def _id(value: object) -> str:
+    return value.name if isinstance(value, ClientScenario) else str(value)
+
+
+@pytest.mark.parametrize(("scenario", "revision"), RUNS, ids=_id)
+def test_each_run_has_its_script_and_is_scored(scenario: ClientScenario, revision: str) -> None:
+    script = load_script(fixtures_root() / scenario.script(revision))
+    assert script.revisions == (revision,) or list(script.revisions) == [revision]
+    assert list(script.transports) == ["http"]
+    expected_path = "/" if scenario.url_path == "" else scenario.url_path
+    assert script.http.path == expected_path
+    assert scenario.name in SCORED_CLIENT[revision]
+
+
+@pytest.mark.parametrize(("scenario", "revision"), RUNS, ids=_id)
+def test_our_checks_exist_and_apply(scenario: ClientScenario, revision: str) -> None:
+    for check_id in (*scenario.ours, *scenario.surfaced):
+        assert check_id in CATALOGUE, check_id
+    applying = [c.id for c in our_checks(scenario, revision)]
+    assert applying
+    assert set(applying) <= {*scenario.ours, *scenario.surfaced}
+    for official in scenario.checks:
+        assert set(official.ours) <= set(CATALOGUE), official.id
+
+
+def test_expected_ids_leave_out_logs_faults_and_failure_only_ids() -> None:
+    elicitation = served_scenario("elicitation-sep1034-client-defaults")
+    assert elicitation is not None
+    expected = elicitation.expected("2025-11-25")
+    assert len(expected) == 5
+    assert "client-elicitation-sep1034-general" not in expected
+    tools_call = served_scenario("tools_call")
+    assert tools_call is not None
+    assert tools_call.expected("2026-07-28") == ("tool-add-numbers", "wire-schema-valid")
+    assert served_scenario("auth/metadata-default") is None
+
+
+def test_the_marked_elicitation_breaks_only_the_capability_rule() -> None:
+    """It is sent whether the client declared elicitation or not (as the runner's server
+    does), so it carries a violation mark; the message itself is a valid request."""
+    path = (
+        fixtures_root() / "conformance-clients/2025-11-25/elicitation-sep1034-client-defaults.json"
+    )
+    steps = json.loads(path.read_text("utf-8"))["steps"]
+    (request,) = [m for s in steps for m in s.get("reply", {}).get("before", [])]
+    assert "declared the elicitation capability" in request.pop("violation")
+    assert validate({"jsonrpc": "2.0", **request}, "2025-11-25", "server") == []

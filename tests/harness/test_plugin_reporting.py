@@ -89,8 +89,12 @@ def _run(pytester: pytest.Pytester, planted: Planted, *extra: str) -> Run:
 
 @pytest.fixture
 def terminal_of_100(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A terminal 100 columns wide, and the planted clients importable by the subprocess."""
+    """A person's terminal 100 columns wide, and the planted clients importable by the
+    subprocess. Not a CI job's: under CI (or BUILD_NUMBER) pytest prints its short summary
+    lines whole, whatever the width, so that a CI log keeps every message entire."""
     monkeypatch.setenv("COLUMNS", str(WIDTH))
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.delenv("BUILD_NUMBER", raising=False)
     monkeypatch.setenv("PYTHONPATH", str(TESTS))
 
 

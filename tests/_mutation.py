@@ -25,6 +25,7 @@ from harness.running._scenario import ScenarioRun, execute
 from harness.suite import scenario
 
 __all__ = [
+    "OP_TIMEOUT",
     "Case",
     "all_blocked_by",
     "assert_mutant_fails_exactly",

@@ -654,11 +654,8 @@ class McpCheckFailed(Exception):
     """A check's FAIL verdict (or a stale baseline entry), reported without a traceback."""
 
 
-class McpCheckItem(pytest.Function):
-    mcp_check: Check
-    mcp_verdict: Verdict | None = None
-    mcp_baselined: str | None = None
-    """The baseline's reason, for an item the baseline lists."""
+class _McpItem(pytest.Function):
+    """An item of the suite: its failure is the verdict's explanation, its headline its id."""
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         if isinstance(excinfo.value, McpCheckFailed):
@@ -671,6 +668,13 @@ class McpCheckItem(pytest.Function):
         # `...::tools::call-result`, an id that selects nothing; a trailing space keeps
         # the printed id the one that re-runs the item.
         return ("mcp-testbench", None, f"{self.nodeid} ")
+
+
+class McpCheckItem(_McpItem):
+    mcp_check: Check
+    mcp_verdict: Verdict | None = None
+    mcp_baselined: str | None = None
+    """The baseline's reason, for an item the baseline lists."""
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -1694,18 +1698,10 @@ class McpConformanceRun(pytest.Collector):
         yield McpOfficialItem.from_parent(self, name="scenario", callobj=_run_conformance_scenario)
 
 
-class McpOfficialItem(pytest.Function):
+class McpOfficialItem(_McpItem):
     """An official check id's verdict, or (`scenario`) the scenario's in the runner's terms."""
 
     mcp_official: OfficialClientCheck | None = None
-
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
-        if isinstance(excinfo.value, McpCheckFailed):
-            return str(excinfo.value)
-        return str(super().repr_failure(excinfo))
-
-    def reportinfo(self) -> tuple[str, int | None, str]:
-        return ("mcp-testbench", None, f"{self.nodeid} ")
 
 
 class McpConformanceCheckItem(McpCheckItem):

@@ -17,9 +17,9 @@ from pathlib import Path
 
 from harness.cli._run_command import (
     _PYTEST_CHILD,
-    INTERRUPTED_EXIT,
     LEAN_PYTEST,
     REPORT_FILES,
+    _exit_status,
     _run_pytest,
 )
 
@@ -83,11 +83,4 @@ def run_conformance(
             print(f"mcp-testbench: reports in {shown}/: {', '.join(written)}")
         else:
             print(f"mcp-testbench: no report written to {folder}: the run ended before any check")
-    if interrupted:
-        print(
-            f"mcp-testbench: interrupted by {interrupted}: the summary and reports above hold "
-            "the items judged before it (marked interrupted)",
-            flush=True,
-        )
-        return INTERRUPTED_EXIT
-    return code
+    return _exit_status(code, interrupted)

@@ -108,6 +108,11 @@ def run_suite(
         code, interrupted = _run_pytest([sys.executable, "-c", _PYTEST_CHILD, *argv])
     if folder is not None:  # a caller that named its reports, or wanted none, says so
         _say_where(folder, report_dir)
+    return _exit_status(code, interrupted)
+
+
+def _exit_status(code: int, interrupted: str | None) -> int:
+    """The command's status: pytest's, or INTERRUPTED_EXIT with one line saying so."""
     if interrupted:
         print(
             f"mcp-testbench: interrupted by {interrupted}: the summary and reports above hold "

@@ -24,7 +24,6 @@ import os
 import re
 import shlex
 import signal
-import textwrap
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -1360,9 +1359,14 @@ class _Recorder:
                 terminalreporter.write_sep("_", report.head_line or report.nodeid, red=True)
                 terminalreporter.write_line(report.longreprtext)
             return
+        from harness.reports import root_causes
+
+        # Counted by root cause line: one defect that is several checks' root is one.
+        line_of = {name: root.root for root in root_causes(self.results) for name in root.checks}
         roots: dict[str, int] = {}
         for report in reports:
             root = str((_reported_result(report) or {}).get("root"))
+            root = line_of.get(root, root)
             roots[root] = roots.get(root, 0) + 1
         terminalreporter.write_sep("=", "BLOCKED (not judged; -rB or -v shows each)")
         for root, count in sorted(roots.items(), key=lambda kv: (-kv[1], kv[0])):
@@ -1386,7 +1390,7 @@ def _junit_root_causes(config: pytest.Config, results: list[dict[str, Any]]) -> 
     log_xml = config.stash.get(xml_key, None)
     if log_xml is None or not results:
         return
-    lines = {root.root: root.line for root in root_causes(results)}
+    lines = {name: root.line for root in root_causes(results) for name in root.checks}
     for reporter in log_xml.node_reporters_ordered:
         testcase = reporter.to_xml()
         failure = testcase.find("failure")
@@ -1488,17 +1492,10 @@ def _add_waited(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
 
 
 def _wrap(text: str) -> list[str]:
-    """`text` in lines of at most 100 columns, never broken inside a duration ("15 s") or
-    a `code span`."""
-    glued = re.sub(
-        r"`[^`]*`|\d+(?:\.\d+)? (?:min \d+ )?s\b", lambda m: m.group(0).replace(" ", "\0"), text
-    )
-    return [
-        line.replace("\0", " ")
-        for line in textwrap.wrap(
-            glued, 100, subsequent_indent="  ", break_long_words=False, break_on_hyphens=False
-        )
-    ]
+    """`text` in lines of at most 100 columns, the lines after the first indented 2."""
+    from harness.reports import wrap
+
+    return wrap(text, hang=2, break_long_words=False)
 
 
 def _duration(seconds: float) -> str:

@@ -24,6 +24,7 @@ from harness.judging._judge import judge, not_judged
 from harness.judging._preconditions import invalid_line_owner, unread_initialized
 from harness.judging._triggers import Trigger, asked, client_sent, fault, http, server_sent, trigger
 from harness.judging._verdicts import (
+    Defect,
     Status,
     Verdict,
     blocked,
@@ -40,6 +41,7 @@ __all__ = [
     "TRANSPORTS",
     "Check",
     "Clause",
+    "Defect",
     "Level",
     "Silence",
     "Status",

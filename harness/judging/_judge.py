@@ -22,13 +22,14 @@ from __future__ import annotations
 import dataclasses
 import math
 import traceback
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from harness.clients import OPERATIONS
 from harness.judging._catalogue import CATALOGUE, Check, Clause, Silence
 from harness.judging._preconditions import RootCause, causes_of_failure
 from harness.judging._verdicts import (
+    Defect,
     Status,
     Verdict,
     blocked,
@@ -36,7 +37,7 @@ from harness.judging._verdicts import (
     not_applicable,
     skip,
 )
-from harness.protocol import REVISIONS
+from harness.protocol import REVISIONS, same_json
 from harness.running import ScenarioRun
 
 __all__ = ["judge", "not_judged"]
@@ -78,7 +79,9 @@ def _judge(check: Check, run: ScenarioRun) -> Verdict:
             continue
         if not _blocks(check, run, cause, whole):
             continue
-        return blocked(cause.id, f"blocked by {cause.id}: {cause.reason}", cause.evidence)
+        return blocked(
+            cause.id, f"blocked by {cause.id}: {cause.reason}", cause.evidence, cause.defect
+        )
     return whole
 
 
@@ -156,6 +159,7 @@ def not_judged(run: ScenarioRun, what: str) -> Verdict:
             cause.id,
             f"not judged: this never happened: {what}; the cause: {cause.reason}",
             cause.evidence,
+            cause.defect,
         )
     return not_applicable(f"{what}: this never happened in the run")
 
@@ -236,7 +240,46 @@ def _explained(run: ScenarioRun, failure: RootCause) -> RootCause:
         touches_after=failure.touches_after,
         until=failure.until,
         symptom=failure.id,
+        defect=_left_unanswered(run, verdict.evidence, failure.reason),
     )
+
+
+UNANSWERED = "unanswered-server-requests"
+
+
+def _left_unanswered(
+    run: ScenarioRun, evidence: Sequence[Mapping[str, Any]], then: str
+) -> Defect | None:
+    """The defect "answers no request of the server", when the violation cites a request
+    of the server the client never answered, under its id or any other (an answer under
+    a mangled id is the id rule's defect, jsonrpc.answer-ids-exact's, not this one)."""
+    asked = [
+        e
+        for e in run.entries
+        if e["kind"] == "message"
+        and e["direction"] == "server"
+        and {"method", "id"} <= e["message"].keys()
+    ]
+    answers = [e for e in run.client_messages() if "method" not in e["message"]]
+    for entry in evidence:
+        if entry not in asked:
+            continue
+        request_id = entry["message"].get("id")
+        later = [a for a in answers if a["seq"] > entry["seq"]]
+        if any(same_json(a["message"].get("id"), request_id) for a in answers):
+            continue
+        if any(
+            not any(same_json(a["message"].get("id"), e["message"].get("id")) for e in asked)
+            for a in later
+        ):
+            continue  # an answer under an id the server never used: most likely this one's
+        return Defect(
+            UNANSWERED,
+            "the client never answered the server's requests",
+            str(entry["message"].get("method")),
+            then,
+        )
+    return None
 
 
 def harness_fault(what: str, exc: BaseException) -> Verdict:

@@ -28,6 +28,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from harness.judging._verdicts import Defect
 from harness.protocol import same_json
 from harness.running import Operation, ScenarioRun
 
@@ -101,6 +102,9 @@ class RootCause:
     symptom: str | None = None
     """The client failure this cause explains (`client.connect`, ...): a check that
     declares itself independent of that failure is independent of its cause too."""
+    defect: Defect | None = None
+    """The defect this cause is one instance of, where another check's cause may be the
+    same one (a server request of another kind left unanswered too)."""
 
     @property
     def contained(self) -> bool:
@@ -537,12 +541,39 @@ def causes_of_failure(
                 continue
             cause = explain(cause)
         explained.append(cause)
+    explained += _explained_operations(run, explain, explained)
     failed = failed_operation(run)
     if failed is not None:
         inside = next((c for c in explained if _inside(c, failed)), None)
         failed = inside if inside is not None else explain(failed)
     explained.sort(key=lambda c: c.moment)
     return explained, failed
+
+
+def _explained_operations(
+    run: ScenarioRun, explain: Explain, known: Sequence[RootCause]
+) -> list[RootCause]:
+    """Each call that failed of itself after connect while a request of the server sent
+    inside it went unanswered, which a check of the run judges: a cause of that check, which
+    touched the call and what failed after it began, not everything after (the client went
+    on). A verdict that rests on such a call ("the call did not complete") is blocked by
+    what made it fail, not a second FAIL of the same defect."""
+    found: dict[str, RootCause] = {}
+    for operation in run.operations:
+        if operation.ok or operation.op == "connect" or _expected_failure(run, operation):
+            continue
+        failure = _operation_cause(operation)
+        if any(_inside(cause, failure) for cause in [*known, *found.values()]):
+            continue
+        charged = explain(failure)
+        # Only a request it waited on and never got an answer to surely made it fail:
+        # another violation in its window may be its consequence (a crash's restart).
+        if charged.defect is None or charged.id in found:
+            continue
+        found[charged.id] = dataclasses.replace(
+            charged, touches_after=None, touched_ops=_failed_after(run, charged.moment)
+        )
+    return list(found.values())
 
 
 def _inside(cause: RootCause, failure: RootCause) -> bool:

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 __all__ = [
+    "Defect",
     "Status",
     "Verdict",
     "blocked",
@@ -73,6 +74,26 @@ _KINDS = {
 
 
 @dataclass(frozen=True)
+class Defect:
+    """What the client did wrong, where several root causes are that one thing: a client
+    that answers no request of the server breaks one requirement per kind of request
+    (ping, sampling, elicitation, ...), and the reports tell it as one defect, not one
+    per check (harness.reports.root_causes groups roots by `kind`)."""
+
+    kind: str
+    """Same kind, same defect: the reports' grouping key."""
+    says: str
+    """The defect as a person says it, for any of its instances."""
+    about: str
+    """This instance: the request left unanswered, ..."""
+    then: str
+    """What it made the client fail: "connect failed: ...: no response within 10.0 s"."""
+
+    def to_json(self) -> dict[str, str]:
+        return {"kind": self.kind, "says": self.says, "about": self.about, "then": self.then}
+
+
+@dataclass(frozen=True)
 class Verdict:
     status: Status
     reason: str
@@ -83,6 +104,8 @@ class Verdict:
     """BLOCKED only: the root cause's id (a check id, or "client.<operation>", ...)."""
     clause: str = ""
     """A violation's branch of its check: whose clause sets its level ("" the check's own)."""
+    defect: Defect | None = None
+    """BLOCKED only, optional: the defect its root cause is one instance of."""
 
     def __post_init__(self) -> None:
         if not self.kind:
@@ -94,6 +117,8 @@ class Verdict:
             raise ValueError(f"a PASS needs evidence from the run: {self.reason}")
         if (self.status is Status.BLOCKED) != (self.root is not None):
             raise ValueError("a BLOCKED verdict, and only that, names its root cause")
+        if self.defect is not None and self.status is not Status.BLOCKED:
+            raise ValueError("only a BLOCKED verdict names the defect of its root cause")
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -106,6 +131,8 @@ class Verdict:
             out["root"] = self.root
         if self.clause:
             out["clause"] = self.clause
+        if self.defect is not None:
+            out["defect"] = self.defect.to_json()
         return out
 
 
@@ -157,5 +184,10 @@ def not_applicable(reason: str, evidence: Sequence[Mapping[str, Any]] = ()) -> V
     return Verdict(Status.NOT_APPLICABLE, reason, tuple(evidence))
 
 
-def blocked(root: str, reason: str, evidence: Sequence[Mapping[str, Any]] = ()) -> Verdict:
-    return Verdict(Status.BLOCKED, reason, tuple(evidence), root=root)
+def blocked(
+    root: str,
+    reason: str,
+    evidence: Sequence[Mapping[str, Any]] = (),
+    defect: Defect | None = None,
+) -> Verdict:
+    return Verdict(Status.BLOCKED, reason, tuple(evidence), root=root, defect=defect)

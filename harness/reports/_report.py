@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 import textwrap
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -118,12 +119,17 @@ def _baselined_note(results: Sequence[Mapping[str, Any]]) -> str:
 
 class RootCauseLine(NamedTuple):
     """One defect to fix first: the root cause, its own verdict in the run, how many items
-    it blocks, and why, in the same words in every report."""
+    it blocks, and why, in the same words in every report. Where one defect is the root
+    cause of several checks (a client that answers no server request breaks one
+    requirement per kind of request), it is one line: `root` the check that blocks most,
+    `checks` all of them."""
 
     root: str
     verdict: str
     items: int
     reason: str
+    checks: tuple[str, ...] = ()
+    """Every root cause this line stands for, `root` first ((root,) when one)."""
 
     @property
     def line(self) -> str:
@@ -134,6 +140,7 @@ class RootCauseLine(NamedTuple):
     def to_json(self) -> dict[str, Any]:
         return {
             "root": self.root,
+            "checks": list(self.checks or (self.root,)),
             "verdict": self.verdict,
             "items": self.items,
             "reason": self.reason,
@@ -141,35 +148,65 @@ class RootCauseLine(NamedTuple):
 
 
 def root_causes(results: Sequence[Mapping[str, Any]]) -> list[RootCauseLine]:
-    """What to fix first, one line per root cause, most blocking first (then by name): the
-    one source of the root causes of every report. A root's verdict is its worst in this
-    run (a check), FAIL (the client itself failed: `client.<operation>`), or "not judged"
-    (a check no item of this selection judged). Its reason is the cause's own words as its
+    """What to fix first, one line per defect, most blocking first (then by name): the one
+    source of the root causes of every report. A root's verdict is its worst in this run
+    (a check), FAIL (the client itself failed: `client.<operation>`), or "not judged" (a
+    check no item of this selection judged). Its reason is the cause's own words as its
     blocked items give them; where runs put them differently (one refused 2 requests,
     another 3), the words most of them give, the first item's by id on a tie: the same
-    results give the same line, in whatever order they come."""
+    results give the same line, in whatever order they come. Roots whose items name one
+    defect (`defect.kind`) are one line, which says the defect once, with every instance,
+    what it made fail, and the other checks it fails."""
     ordered = sorted(results, key=lambda r: str(r["id"]))
     reasons: dict[str, Counter[str]] = {}
+    defects: dict[str, list[Mapping[str, Any]]] = {}
     for r in ordered:
         if r["status"] == "BLOCKED":
             root = str(r["root"])
             reasons.setdefault(root, Counter())[_cause_reason(str(r["reason"]), root)] += 1
+            if isinstance(r.get("defect"), Mapping):
+                defects.setdefault(root, []).append(r["defect"])
     own: dict[str, str] = {}
     for r in ordered:
         current = own.get(str(r["check"]))
         status = str(r["status"])
         if current is None or _ORDER.index(status) < _ORDER.index(current):
             own[str(r["check"])] = status
-    rows = [
-        RootCauseLine(
-            root,
-            own.get(root, "FAIL" if root.startswith("client.") else "not judged"),
-            sum(said.values()),
-            said.most_common(1)[0][0],
-        )
-        for root, said in reasons.items()
-    ]
+
+    def verdict_of(root: str) -> str:
+        return own.get(root, "FAIL" if root.startswith("client.") else "not judged")
+
+    groups: dict[str, list[str]] = {}
+    for root in reasons:
+        # A root is one defect's when every item it blocks says so.
+        kinds = {str(d.get("kind")) for d in defects.get(root, [])}
+        one = len(kinds) == 1 and len(defects[root]) == sum(reasons[root].values())
+        groups.setdefault(f"defect:{kinds.pop()}" if one else root, []).append(root)
+    rows = []
+    for key, roots in groups.items():
+        roots.sort(key=lambda root: (-sum(reasons[root].values()), root))
+        items = sum(sum(reasons[root].values()) for root in roots)
+        if len(roots) == 1 or not key.startswith("defect:"):
+            reason = reasons[roots[0]].most_common(1)[0][0]
+        else:
+            reason = _defect_reason([d for root in roots for d in defects[root]], roots)
+        worst = min((verdict_of(root) for root in roots), key=_verdict_rank)
+        rows.append(RootCauseLine(roots[0], worst, items, reason, tuple(roots)))
     return sorted(rows, key=lambda row: (-row.items, row.root))
+
+
+def _verdict_rank(verdict: str) -> int:
+    return _ORDER.index(verdict) if verdict in _ORDER else len(_ORDER)
+
+
+def _defect_reason(instances: Sequence[Mapping[str, Any]], roots: Sequence[str]) -> str:
+    """One defect's words: what it is, each instance, what it made fail, and the other
+    checks it fails, each named once in the order first seen."""
+    abouts = list(dict.fromkeys(str(d.get("about")) for d in instances))
+    thens = list(dict.fromkeys(str(d.get("then")) for d in instances))
+    says = str(instances[0].get("says"))
+    others = ", ".join(roots[1:])
+    return f"{says} ({', '.join(abouts)}), so {'; '.join(thens)}; the same defect fails {others}"
 
 
 # How harness/judging/_judge.py words a BLOCKED item's reason: "blocked by ROOT: WHY",
@@ -213,15 +250,21 @@ def wrap(
     broken where the line ends, or, without `break_long_words`, left whole on a line of
     its own (a link stays one that a terminal can open)."""
     lead = text[: len(text) - len(text.lstrip(" "))]
+    # A duration ("10.0 s", "6 min 45 s") or a `code span` is one word: never "10.0" at
+    # a line's end and "s" on the next.
+    glued = _UNBROKEN.sub(lambda m: m.group(0).replace(" ", "\0"), text.strip())
     lines = textwrap.wrap(
-        text.strip(),
+        glued,
         width,
         initial_indent=lead,
         subsequent_indent=lead + " " * hang,
         break_long_words=break_long_words,
         break_on_hyphens=False,
     )
-    return lines or [text]
+    return [line.replace("\0", " ") for line in lines] or [text]
+
+
+_UNBROKEN = re.compile(r"`[^`]*`|\b\d+(?:\.\d+)? (?:min \d+ )?s\b")
 
 
 def _fit(head: str, parts: Sequence[str], width: int = WIDTH) -> str:
@@ -491,17 +534,20 @@ def _html_roots(results: Sequence[Mapping[str, Any]]) -> str:
             blocked.setdefault(str(r["root"]), []).append(r)
     lines = []
     for root in roots:
-        name = (
-            f'<a href="#{_e(check_anchor(root.root))}">{_e(root.root)}</a>'
-            if root.root in checks
-            else _e(root.root)
-        )
-        # The same words as root.line, with the root linked to its row.
-        line = f"{name} {_e(root.line.removeprefix(root.root + ' '))}"
+        # The same words as root.line, with each check it names linked to its row.
+        line = _e(root.line)
+        for name in sorted(set(root.checks or (root.root,)) & checks, key=len, reverse=True):
+            line = re.sub(
+                rf"(?<![\w.-]){re.escape(_e(name))}(?![\w-])",
+                f'<a href="#{_e(check_anchor(name))}">{_e(name)}</a>',
+                line,
+                count=1,
+            )
+        items = [r for name in root.checks or (root.root,) for r in blocked.get(name, [])]
         lines.append(
             f'<li id="{_e(root_anchor(root.root))}"><b>root cause</b> {line}'
             f"<details><summary>{_blocks(root.items)}</summary>"
-            f"{_items_table(blocked[root.root])}</details></li>"
+            f"{_items_table(_worst_first(items))}</details></li>"
         )
     return f'<h2>Root causes (fix these first)</h2><ul class="roots">{"".join(lines)}</ul>'
 

@@ -38,9 +38,9 @@ class Planted:
     client: str
     transport: str
     roots: frozenset[str] | None
-    """The root causes the defect must give, exactly; None: checks the defect fails,
-    each named once (a client that answers no server request breaks one requirement per
-    kind of request: ping, roots/list, sampling, elicitation)."""
+    """The checks the defect's one root-cause line must name, exactly; None: the checks
+    it fails, named once in that one line (a client that answers no server request
+    breaks one requirement per kind of request: ping, roots/list, sampling, elicitation)."""
 
 
 PLANTED = {
@@ -173,23 +173,32 @@ def test_one_planted_defect_one_root_cause_line_the_same_in_every_report(
     # JSON: one entry per root cause, each a check of the suite, FAILed on this very run,
     # and together they hold every BLOCKED item.
     roots = run.document["root_causes"]
-    names = [root["root"] for root in roots]
+    assert len(roots) == 1, "one defect, one root-cause line"
+    (root,) = roots
+    names = root["checks"]
+    assert names[0] == root["root"]
     assert len(names) == len(set(names)), names
     assert {r["root"] for r in blocked} == set(names)
-    assert sum(root["items"] for root in roots) == len(blocked)
-    for root in roots:
-        assert root["root"] in CATALOGUE, f"{root['root']} is no check (client.connect?)"
-        assert root["verdict"] == "FAIL"
-        assert any(r["check"] == root["root"] and r["status"] == "FAIL" for r in results)
-        # The cause's own words, as one of its items gives them, without the wrapping.
-        assert any(root["reason"] in r["reason"] for r in blocked if r["root"] == root["root"])
-        assert not root["reason"].startswith(("blocked by", "not judged"))
+    assert root["items"] == len(blocked)
+    assert root["verdict"] == "FAIL"
+    for name in names:
+        assert name in CATALOGUE, f"{name} is no check (client.connect?)"
+        assert any(r["check"] == name and r["status"] == "FAIL" for r in results)
+    assert not root["reason"].startswith(("blocked by", "not judged"))
     if planted.roots is not None:
         assert set(names) == planted.roots
+        # The cause's own words, as one of its items gives them, without the wrapping.
+        assert any(root["reason"] in r["reason"] for r in blocked)
     else:
-        assert "features.ping-before-initialized" in names  # not client.connect
-        for root in roots:
-            assert re.search(r"never answered|no answer", root["reason"]), root
+        # Named as the defect it is, each request it left unanswered, and every check it
+        # fails; the hang charged to the check that explains it, never client.connect.
+        assert names[0] == "features.ping-before-initialized", names
+        assert root["reason"].startswith("the client never answered the server's requests (")
+        for method in ("ping", "elicitation/create", "sampling/createMessage", "roots/list"):
+            assert method in root["reason"].split(")", 1)[0], root["reason"]
+        assert root["reason"].endswith(f"the same defect fails {', '.join(names[1:])}")
+        for r in blocked:
+            assert r["defect"]["kind"] == "unanswered-server-requests", r
     lines = [
         f"{root['root']} {root['verdict']} blocks {root['items']} "
         f"item{'s' if root['items'] != 1 else ''}: {root['reason']}"
@@ -208,11 +217,12 @@ def test_one_planted_defect_one_root_cause_line_the_same_in_every_report(
         f"root cause {line}" for line in lines
     ]
     for root, entry in zip(roots, shown, strict=True):
-        assert entry["links"] == [f"#check-{root['root']}"]
-        assert f'<tr id="check-{root["root"]}"' in run.page
+        assert entry["links"] == [f"#check-{name}" for name in root["checks"]]
+        for name in root["checks"]:
+            assert f'<tr id="check-{name}"' in run.page
         assert entry["folded"] == ["BLOCKED"] * root["items"]
     # ... and JUnit: a BLOCKED item's failure message names its root, in those words.
-    by_root = dict(zip(names, lines, strict=True))
+    by_root = {name: lines[0] for name in names}
     messages = []
     for case in run.junit.iter("testcase"):
         properties = {p.get("name"): p.get("value") for p in case.iter("property")}

@@ -221,12 +221,75 @@ def test_a_root_cause_line_is_the_same_whatever_order_the_results_come_in() -> N
         "2025-06-18": "the mock refused 2 request(s) of the client: 400 Bad Request",
     }
     results = [_blocked(rev, f"blocked by {root}: {why}", root) for rev, why in said.items()]
-    expected = [RootCauseLine(root, "not judged", 3, said["2025-06-18"])]
+    expected = [RootCauseLine(root, "not judged", 3, said["2025-06-18"], (root,))]
     for order in itertools.permutations(results):
         assert root_causes(list(order)) == expected
     tie = results[:2]
     for order in itertools.permutations(tie):
         assert root_causes(list(order))[0].reason == said["2024-11-05"]  # the first id's
+
+
+def _unanswered(check: str, scenario: str, root: str, method: str, then: str) -> dict[str, Any]:
+    """An item BLOCKED by `root`, whose cause is a request of `method` left unanswered."""
+    item = _item(scenario, "2025-11-25", "http", check, "BLOCKED")
+    why = f"the client never answered the server's {method}, so {then}"
+    item.update(
+        reason=f"blocked by {root}: {why}",
+        root=root,
+        defect={
+            "kind": "unanswered-server-requests",
+            "says": "the client never answered the server's requests",
+            "about": method,
+            "then": then,
+        },
+    )
+    return item
+
+
+def test_one_defect_that_is_several_checks_roots_is_one_line(tmp_path: Path) -> None:
+    """The issue: a client that answers no server request got a root-cause line per
+    requirement it broke (ping, elicitation, sampling, ...): it is one defect, one line,
+    which names each request, what it made fail, and every check it fails."""
+    hung = "connect failed: initialize: no response within 10.0 s"
+    call = "call_tool failed: tools/call: no response within 10.0 s"
+    ping, elicit = "features.ping-before-initialized", "features.elicitation-answer"
+    results = [
+        _unanswered("tools.call-result", "tools-call", ping, "ping", hung),
+        _unanswered("jsonrpc.answers-well-formed", "tools-call", ping, "ping", hung),
+        _unanswered(
+            "tools.call-result", "features-elicitation", elicit, "elicitation/create", call
+        ),
+        # Another root, with no defect named: its own line.
+        _blocked("2025-11-25", "blocked by client.connect: connect raised: boom"),
+        _item("features-server-requests", "2025-11-25", "http", ping, "FAIL"),
+        _item("features-elicitation", "2025-11-25", "http", elicit, "FAIL"),
+    ]
+    for order in itertools.permutations(results):
+        assert root_causes(list(order)) == [
+            RootCauseLine(
+                ping,
+                "FAIL",
+                3,
+                "the client never answered the server's requests (ping, elicitation/create), "
+                f"so {hung}; {call}; the same defect fails {elicit}",
+                (ping, elicit),
+            ),
+            RootCauseLine("client.connect", "FAIL", 1, "connect raised: boom", ("client.connect",)),
+        ]
+    # A root with an item whose cause names no defect is not grouped: which defect it is,
+    # the items do not all say.
+    mixed = [*results[:3], _blocked("2025-11-25", f"blocked by {elicit}: it hung", elicit)]
+    assert [root.checks for root in root_causes(mixed)] == [(elicit,), (ping,)]  # 2 each
+    # The HTML: the one line, each check it names linked to its row, every item folded.
+    page = _page(tmp_path, results)
+    start = page.index(f'<li id="root-{ping}">')
+    entry = page[start : page.index("</li>", start)]
+    line, folded = entry.split("<details>", 1)
+    assert re.findall(r'<a href="#check-([^"]+)">', line) == [ping, elicit]
+    assert (
+        html.unescape(re.sub(r"<[^>]+>", "", line)) == f"root cause {root_causes(results)[0].line}"
+    )
+    assert len(re.findall(r'data-verdict="BLOCKED"', folded)) == 3
 
 
 def test_a_long_root_cause_is_wrapped_never_cut() -> None:
@@ -253,7 +316,13 @@ def test_the_json_report_names_the_root_causes(tmp_path: Path) -> None:
     write_reports(results, path)
     document = json.loads(path.read_text(encoding="utf-8"))
     assert document["root_causes"] == [
-        {"root": r.root, "verdict": r.verdict, "items": r.items, "reason": r.reason}
+        {
+            "root": r.root,
+            "checks": [r.root],
+            "verdict": r.verdict,
+            "items": r.items,
+            "reason": r.reason,
+        }
         for r in root_causes(results)
     ]
     [root] = document["root_causes"]
@@ -318,5 +387,11 @@ def test_judging_words_a_blocked_reason_as_the_root_causes_read_it() -> None:
     assert any(reason.startswith("not judged: this never happened: ") for reason in blocked)
     [cause] = [c for c in preconditions.root_causes(run) if c.id == "http.session-id-echoed"]
     assert root_causes(results) == [
-        RootCauseLine("http.session-id-echoed", "FAIL", len(blocked), cause.reason)
+        RootCauseLine(
+            "http.session-id-echoed",
+            "FAIL",
+            len(blocked),
+            cause.reason,
+            ("http.session-id-echoed",),
+        )
     ]

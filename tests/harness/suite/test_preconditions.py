@@ -173,6 +173,16 @@ class NoPingAnswerDuringInitialize(ReferenceClient):
         super()._dispatch(message)
 
 
+class NoAnswerToUrlElicitation(ReferenceClient):
+    """ELICIT: answers form elicitations, and leaves a URL-mode one unanswered."""
+
+    def _dispatch(self, message: Any) -> None:
+        params = getattr(message, "params", None) or {}
+        if getattr(message, "method", None) == "elicitation/create" and params.get("mode") == "url":
+            return
+        super()._dispatch(message)
+
+
 class SilentListTools(ReferenceClient):
     """Answers list_tools with an empty list it never asked the server for."""
 
@@ -287,6 +297,15 @@ DEFECTS: dict[str, Defect] = {
         NoPingAnswerDuringInitialize,
         ("features-server-requests", "2025-11-25", "stdio"),
         "features.ping-before-initialized",
+    ),
+    # The call hangs waiting on the URL elicitation's answer: the unknown
+    # elicitation/complete that came with it is not judged by a call that could never end
+    # (BLOCKED), not failed as a second defect; the form elicitation before it is judged.
+    "no answer to a URL-mode elicitation": Defect(
+        NoAnswerToUrlElicitation,
+        ("features-elicitation-modes", "2025-11-25", "stdio"),
+        "features.elicitation-undeclared-mode",
+        judged=("features.elicitation-answer",),
     ),
 }
 

@@ -145,12 +145,18 @@ def _as_typed(extra: Sequence[str]) -> dict[str, str]:
 
 # pytest, with SIGINT as Python sets it up in a fresh process (KeyboardInterrupt): a child
 # inherits an ignored SIGINT (a background job of a script ignores it), and pytest would
-# then never see the one SIGINT that asks it to stop and keep its reports. A SIGINT that
-# comes while pytest is still being imported ends it with pytest's own status for an
-# interrupted run, not a traceback.
-_PYTEST_CHILD = """\
-import runpy, signal, sys
+# then never see the one SIGINT that asks it to stop and keep its reports. Once that
+# handler is in place it closes the ready pipe: a signal before then (on a busy machine
+# the first import can take seconds) is no SIGINT to it but a SIGKILL, as it has started
+# nothing yet, which would otherwise print a KeyboardInterrupt traceback from the middle
+# of an import. A SIGINT that comes while pytest is still being imported ends it with
+# pytest's own status for an interrupted run, not a traceback.
+_READY_FD = "MCP_TESTBENCH_READY_FD"
+_PYTEST_CHILD = f"""\
+import os, signal
 signal.signal(signal.SIGINT, signal.default_int_handler)
+os.close(int(os.environ.pop("{_READY_FD}")))
+import runpy, sys
 try:
     runpy.run_module("pytest", run_name="__main__", alter_sys=True)
 except KeyboardInterrupt:
@@ -169,22 +175,35 @@ def _run_pytest(argv: list[str]) -> tuple[int, str | None]:
     """
     # Unbuffered: each item's progress letter reaches a pipe (a CI log, a wrapper that
     # watches it) as the item ends, not in blocks of several kilobytes at the end.
-    child = subprocess.Popen(
-        argv, start_new_session=True, env={**os.environ, "PYTHONUNBUFFERED": "1"}
-    )
+    ready, ready_w = os.pipe()
+    try:
+        child = subprocess.Popen(
+            argv,
+            start_new_session=True,
+            env={**os.environ, "PYTHONUNBUFFERED": "1", _READY_FD: str(ready_w)},
+            pass_fds=(ready_w,),
+        )
+    finally:
+        os.close(ready_w)
     signals: list[int] = []
 
     def forward(signum: int, frame: FrameType | None) -> None:
         signals.append(signum)
-        _signal_group(child.pid, signal.SIGINT if len(signals) == 1 else signal.SIGKILL)
+        # EOF on the pipe: the child's SIGINT handler is in place (or the child is gone).
+        started = bool(select.select([ready], [], [], 0)[0])
+        first = len(signals) == 1 and started
+        _signal_group(child.pid, signal.SIGINT if first else signal.SIGKILL)
 
-    with _handling((signal.SIGINT, signal.SIGTERM), forward):
-        while True:
-            try:
-                code = child.wait(timeout=_WIND_DOWN if signals else None)
-                break
-            except subprocess.TimeoutExpired:
-                _signal_group(child.pid, signal.SIGKILL)
+    try:
+        with _handling((signal.SIGINT, signal.SIGTERM), forward):
+            while True:
+                try:
+                    code = child.wait(timeout=_WIND_DOWN if signals else None)
+                    break
+                except subprocess.TimeoutExpired:
+                    _signal_group(child.pid, signal.SIGKILL)
+    finally:
+        os.close(ready)
     _end_group(child.pid)
     return code, signal.Signals(signals[0]).name if signals else None
 

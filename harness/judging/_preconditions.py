@@ -133,6 +133,11 @@ class RootCause:
         return False
 
 
+def _count(number: int, noun: str) -> str:
+    """ "1 request", "2 requests": a reason reads as a person says it."""
+    return f"{number} {noun}{'' if number == 1 else 's'}"
+
+
 def _op_started(run: ScenarioRun, record: Mapping[str, Any]) -> float | None:
     for operation in run.operations:
         if same_json(operation.to_json(), record):
@@ -252,7 +257,7 @@ def _refusal_causes(run: ScenarioRun) -> list[RootCause]:
             for e in run.entries
             if e.get("request") in numbers and e["kind"] != "http_request"
         )
-        said = f"the mock refused {len(refusals)} request(s) of the client"
+        said = f"the mock refused {_count(len(refusals), 'request')} of the client"
         causes.append(
             _wire_cause(
                 run,
@@ -335,7 +340,7 @@ def _invalid_causes(run: ScenarioRun) -> list[RootCause]:
             run,
             owner,
             entries,
-            f"the client sent {len(entries)} message(s) that are not JSON-RPC: "
+            f"the client sent {_count(len(entries), 'message')} that are not JSON-RPC: "
             f"{entries[0].get('reason')}",
             frozenset(int(e["seq"]) for e in entries),
         )

@@ -101,7 +101,8 @@ def judged_elsewhere(run: ScenarioRun, lines: list[dict[str, Any]]) -> Verdict:
     owner = invalid_line_owner(run, lines[0])
     return blocked(
         owner,
-        f"blocked by {owner}: the client sent {len(lines)} line(s) that {owner} judges "
+        f"blocked by {owner}: the client sent {len(lines)} "
+        f"line{'' if len(lines) == 1 else 's'} that {owner} judges "
         f"(one defect, one FAIL): {lines[0].get('reason')}",
         lines[:3],
     )

@@ -121,17 +121,59 @@ def test_a_sigint_while_pytest_is_imported_ends_it_without_a_traceback(tmp_path:
     machine: the signal came during its imports), exits with pytest's status for an
     interrupted run and prints no traceback. A stand-in pytest that is interrupted as it is
     imported makes the moment certain."""
-    from harness.cli._run_command import _PYTEST_CHILD
+    from harness.cli._run_command import _PYTEST_CHILD, _READY_FD
 
     (tmp_path / "pytest").mkdir()
     (tmp_path / "pytest" / "__init__.py").write_text("raise KeyboardInterrupt\n")
     (tmp_path / "pytest" / "__main__.py").write_text("")
-    done = subprocess.run(
-        [sys.executable, "-c", _PYTEST_CHILD],
-        env={**os.environ, "PYTHONPATH": str(tmp_path)},
-        capture_output=True,
-        timeout=WAIT,
-        check=False,
-    )
+    ready, ready_w = os.pipe()
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", _PYTEST_CHILD],
+            env={**os.environ, "PYTHONPATH": str(tmp_path), _READY_FD: str(ready_w)},
+            pass_fds=(ready_w,),
+            capture_output=True,
+            timeout=WAIT,
+            check=False,
+        )
+    finally:
+        os.close(ready_w)
+        os.close(ready)
     assert done.returncode == 2, done
     assert b"Traceback" not in done.stderr + done.stdout, done
+
+
+# Stands for the command's pytest child before it has put its SIGINT handler in place: it
+# never closes the ready pipe. A SIGINT would raise KeyboardInterrupt in it wherever it is.
+_NOT_YET_READY = """\
+import sys
+from harness.cli._run_command import _run_pytest
+child = "import os, time; print('child', os.getpid(), flush=True); time.sleep(60)"
+code, interrupted = _run_pytest([sys.executable, "-c", child])
+print("ended", code, interrupted, flush=True)
+"""
+
+
+def test_a_signal_before_the_child_is_ready_kills_it_without_a_traceback() -> None:
+    """Seen on a busy machine: the command's SIGTERM came while its pytest child was still
+    importing `signal`, and the SIGINT forwarded to it printed a KeyboardInterrupt
+    traceback. A child that has not yet said it is ready (nothing started) is killed."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _NOT_YET_READY],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    seen = bytearray()
+    try:
+        _read_until(proc, b"\n", seen)
+        child = int(bytes(seen).split()[1])
+        proc.send_signal(signal.SIGTERM)
+        out, _ = proc.communicate(timeout=WAIT)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    text = (bytes(seen) + out).decode("utf-8", "replace")
+    assert "Traceback" not in text, text
+    assert f"ended {-signal.SIGKILL} SIGTERM" in text, text
+    assert not Path(f"/proc/{child}").exists(), text

@@ -137,7 +137,7 @@ async def exercise_tools(client: DriverClient, target: Target) -> None:
         await client.prepare()
         assert {"tools", target.type} <= client.supports
         connected = await client.connect(
-            target, ConnectOptions(protocol_version=REVISION, timeout=10)
+            target, ConnectOptions(protocol_version=REVISION, timeout=within(10))
         )
         assert connected["protocolVersion"] == REVISION
         assert connected["serverInfo"] == {"name": "tools-mock", "version": "1.0.0"}
@@ -243,7 +243,7 @@ async def until_cancelled(watch: TranscriptWatch) -> None:
 async def cancel_hanging_call(client: DriverClient, tmp_path: Path) -> None:
     """Cancel a call the server never answers; the client must send notifications/cancelled."""
     with hanging_mock(tmp_path) as (target, watch), anyio.fail_after(BOUND):
-        await client.connect(target, ConnectOptions(protocol_version=REVISION, timeout=10))
+        await client.connect(target, ConnectOptions(protocol_version=REVISION, timeout=within(10)))
         async with anyio.create_task_group() as group:
             group.start_soon(client.call_tool, "hang", {})
             # Cancelled once the server has the call: a call cancelled before the client
@@ -270,7 +270,7 @@ async def cancel_hanging_call(client: DriverClient, tmp_path: Path) -> None:
 async def time_out_hanging_call(client: DriverClient, tmp_path: Path) -> None:
     """call_tool's own timeout: kind "timeout", and the client cancels on the wire."""
     with hanging_mock(tmp_path) as (target, watch), anyio.fail_after(BOUND):
-        await client.connect(target, ConnectOptions(protocol_version=REVISION, timeout=10))
+        await client.connect(target, ConnectOptions(protocol_version=REVISION, timeout=within(10)))
         with pytest.raises(ClientError) as caught:
             await client.call_tool("hang", {}, timeout=0.5)
         assert caught.value.kind == "timeout", caught.value

@@ -58,7 +58,7 @@ async def _run(auth: Mapping[str, Any], revision: str = REVISION) -> tuple[Any, 
         outcome: Any
         try:
             with anyio.fail_after(WAIT):
-                await client.connect(HttpTarget(server.url), ConnectOptions(timeout=5.0))
+                await client.connect(HttpTarget(server.url), ConnectOptions(timeout=within(5.0)))
                 outcome = await client.call_tool("write", {})
         except ClientError as exc:
             outcome = exc

@@ -97,7 +97,9 @@ async def test_a_subscription_is_reported_until_the_server_ends_it(tmp_path: Pat
     try:
         with http_mock(LISTEN_SCRIPT, tmp_path) as target:
             with anyio.fail_after(BOUND):
-                await client.connect(target, ConnectOptions(timeout=10, on_event=seen.on_event))
+                await client.connect(
+                    target, ConnectOptions(timeout=within(10), on_event=seen.on_event)
+                )
                 assert await client.listen(FILTER) == {"notifications": FILTER}
             await seen.until("ended")
             with anyio.fail_after(BOUND):
@@ -124,7 +126,9 @@ async def test_close_ends_an_open_subscription_without_an_event(tmp_path: Path) 
     try:
         with http_mock(held, tmp_path) as target:
             with anyio.fail_after(BOUND):
-                await client.connect(target, ConnectOptions(timeout=10, on_event=seen.on_event))
+                await client.connect(
+                    target, ConnectOptions(timeout=within(10), on_event=seen.on_event)
+                )
                 assert await client.listen(FILTER) == {"notifications": FILTER}
                 await client.close()
     finally:
@@ -140,7 +144,8 @@ async def test_listen_is_refused_locally_before_2026(tmp_path: Path) -> None:
     try:
         with anyio.fail_after(BOUND):
             connected = await client.connect(
-                StdioTarget(tuple(command)), ConnectOptions(timeout=10, on_event=seen.on_event)
+                StdioTarget(tuple(command)),
+                ConnectOptions(timeout=within(10), on_event=seen.on_event),
             )
             assert connected["protocolVersion"] == "2025-11-25"
             with pytest.raises(ClientError) as refused:
@@ -180,7 +185,8 @@ async def test_the_sdks_own_flow_completes_with_the_headless_browser(
                 # initialize goes out with the token the flow got (the SDKs list the tools
                 # after a call, which this script has no answer for)
                 await client.connect(
-                    HttpTarget(server.url), ConnectOptions(timeout=10.0, authorization=HEADLESS)
+                    HttpTarget(server.url),
+                    ConnectOptions(timeout=within(10.0), authorization=HEADLESS),
                 )
         finally:
             await client.close()

@@ -216,9 +216,9 @@ def test_a_root_cause_line_is_the_same_whatever_order_the_results_come_in() -> N
     two reasons. The words most items give win; on a tie, the first item's by id."""
     root = "http.session-id-echoed"
     said = {
-        "2024-11-05": "the mock refused 3 request(s) of the client: 400 Bad Request",
-        "2025-03-26": "the mock refused 2 request(s) of the client: 400 Bad Request",
-        "2025-06-18": "the mock refused 2 request(s) of the client: 400 Bad Request",
+        "2024-11-05": "the mock refused 3 requests of the client: 400 Bad Request",
+        "2025-03-26": "the mock refused 2 requests of the client: 400 Bad Request",
+        "2025-06-18": "the mock refused 2 requests of the client: 400 Bad Request",
     }
     results = [_blocked(rev, f"blocked by {root}: {why}", root) for rev, why in said.items()]
     expected = [RootCauseLine(root, "not judged", 3, said["2025-06-18"], (root,))]
@@ -295,7 +295,7 @@ def test_one_defect_that_is_several_checks_roots_is_one_line(tmp_path: Path) -> 
 def test_a_long_root_cause_is_wrapped_never_cut() -> None:
     """The issue: "... the mock refused 1 request(s) of the client: 400 B...", cut at 100
     columns just before the words that matter."""
-    why = "the mock refused 1 request(s) of the client: 400 Bad Request: " + " ".join(
+    why = "the mock refused 1 request of the client: 400 Bad Request: " + " ".join(
         f"word{n}" for n in range(40)
     )
     blocked = _blocked("2025-11-25", f"blocked by client.connect: {why}")

@@ -135,7 +135,7 @@ def test_a_second_mock_process_appends_to_the_transcript(tmp_path: Path) -> None
 
 async def _connect(client: ReferenceClient, record: Path) -> None:
     argv = stdio_command(SCRIPT, revision=MODERN, transcript=record, append_transcript=True)
-    options = ConnectOptions(protocol_version=MODERN, timeout=10)
+    options = ConnectOptions(protocol_version=MODERN, timeout=within(10))  # a server start
     await client.connect(StdioTarget(tuple(argv)), options)
 
 

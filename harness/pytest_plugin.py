@@ -35,7 +35,12 @@ import pytest
 if TYPE_CHECKING:
     from harness.clients import DriverPool, McpClient
     from harness.judging import Check, Verdict
-    from harness.official import ClientScenario, ConformanceResult, OfficialClientCheck
+    from harness.official import (
+        ClientBaseline,
+        ClientScenario,
+        ConformanceResult,
+        OfficialClientCheck,
+    )
     from harness.reports import Baseline
     from harness.running import RunWindow, Scenario, ScenarioRun
 
@@ -48,6 +53,7 @@ _CONCURRENT_RUNS = 2
 (on the client, on the mock's scripted delays), so a second run fills that time."""
 _STASH_RUNS: pytest.StashKey[dict[tuple[str, str, str], ScenarioRun]] = pytest.StashKey()
 _STASH_BASELINE: pytest.StashKey[Baseline | None] = pytest.StashKey()
+_STASH_CLIENT_BASELINE: pytest.StashKey[ClientBaseline] = pytest.StashKey()
 _STASH_SELECT: pytest.StashKey[list[str]] = pytest.StashKey()
 _STASH_FACTORY: pytest.StashKey[Callable[[], McpClient]] = pytest.StashKey()
 _STASH_GROUPS: pytest.StashKey[dict[str, list[McpRun]]] = pytest.StashKey()
@@ -251,7 +257,8 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError("--mcp-concurrency must be 1 or more scenario runs at once")
     baseline_path = config.getoption("mcp_baseline")
     baseline = None
-    if baseline_path:
+    # A conformance client's baseline is the runner's, on its check ids (_configure_conformance).
+    if baseline_path and not config.getoption("mcp_conformance_client", None):
         from harness.reports import Baseline, BaselineError
 
         try:
@@ -1629,11 +1636,20 @@ def _configure_conformance(config: pytest.Config) -> None:
         raise pytest.UsageError(
             f"--mcp-conformance-report {report!r}: the file name must end in .json"
         )
-    if config.getoption("mcp_baseline", None):
-        raise pytest.UsageError(
-            "--mcp-baseline does not apply to --mcp-conformance-client yet (the runner's "
-            "expected-failures rule is not reproduced here); run without it"
-        )
+    baseline = config.getoption("mcp_baseline", None)
+    if baseline:
+        from harness.official import OfficialBaselineError, load_client_baseline
+
+        if Path(baseline).suffix not in (".yml", ".yaml"):
+            raise pytest.UsageError(
+                f"--mcp-baseline {baseline}: with --mcp-conformance-client the baseline is "
+                "the official runner's expected-failures file (.yml or .yaml, 'client:' "
+                "entries), judged by its rule; a JSON baseline is the suite's"
+            )
+        try:
+            config.stash[_STASH_CLIENT_BASELINE] = load_client_baseline(Path(baseline))
+        except OfficialBaselineError as exc:
+            raise pytest.UsageError(f"--mcp-baseline {exc}") from None
     transports = _split(config.getoption("mcp_transport"))
     if transports and "http" not in transports:
         raise pytest.UsageError(
@@ -1803,12 +1819,36 @@ def _run_official_check(request: pytest.FixtureRequest) -> None:
     text = f"{headline}\n  why: {reason}\n  the runner's rule: {official.rule}"
     if official.ours:
         text += f"\n  ours on the same traffic: {', '.join(official.ours)}"
+    baseline = item.config.stash.get(_STASH_CLIENT_BASELINE, None)
+    if baseline is not None and status != "HUNG":
+        _against_baseline(baseline, scenario.name, official.id, status, text)
     if status in ("FAILURE", "HUNG"):
         raise McpCheckFailed(text)
     if status == "WARNING":
         item.add_report_section("call", "mcp-testbench WARN", text)
     elif status in ("INFO", "SKIPPED", "NOT EMITTED"):
         pytest.skip(f"N/A: {status.lower()}: {reason}")
+
+
+def _against_baseline(
+    baseline: ClientBaseline, scenario: str, check_id: str, status: str, text: str
+) -> None:
+    """The runner's expected-failures rule for one check id: a listed failure is
+    expected (xfail), a listed SUCCESS is a stale entry, and an unlisted WARNING fails the
+    baseline check as a FAILURE does."""
+    entry = baseline.entry_for(scenario, check_id)
+    if status in ("FAILURE", "WARNING") and entry is not None:
+        pytest.xfail(f"expected failure, in the baseline as '{entry}': {text}")
+    if status == "WARNING":
+        raise McpCheckFailed(
+            f"{text}\n  not in the baseline ({baseline.source}): the runner's baseline "
+            "check fails on a WARNING as on a FAILURE"
+        )
+    if status == "SUCCESS" and entry == f"{scenario}:{check_id}":
+        raise McpCheckFailed(
+            f"{text}\n  stale baseline entry '{entry}' ({baseline.source}): it now passes; "
+            "remove it"
+        )
 
 
 def _official_status(report: pytest.TestReport) -> str | None:
@@ -1851,10 +1891,25 @@ def _run_conformance_scenario(request: pytest.FixtureRequest) -> None:
         "seconds": round(run.seconds, 3),
     }
     item.user_properties.append((_SCENARIO_PROPERTY, json.dumps(shown, ensure_ascii=False)))
-    if scenario.passes:
+    baseline = item.config.stash.get(_STASH_CLIENT_BASELINE, None)
+    said: list[str] = []
+    if baseline is not None and not scenario.hung and scenario.harness_fault is None:
+        from harness.official import check_client_baseline
+
+        verdicts = [(v.id, v.status) for v in scenario.verdicts]
+        outcome = check_client_baseline(baseline, [(scenario.name, scenario.revision, verdicts)])
+        # Expected failures, and nothing else wrong: every expected id was judged.
+        if outcome.passes and outcome.expected and not scenario.missing:
+            pytest.xfail(
+                f"every failure of {scenario.name} is in the baseline "
+                f"({', '.join(outcome.expected)}): {scenario.outcome}"
+            )
+        said = [] if outcome.passes else [f"  {line}" for line in outcome.lines()]
+    if scenario.passes and not said:
         return
     lines = [
         f"{scenario.name} at {scenario.revision}: {scenario.outcome}",
+        *said,
         f"  the runner's line: {scenario.line}",
         f"  the client: {run.shown_status} ({run.seconds:.1f} s)",
     ]
@@ -1906,6 +1961,25 @@ class _ConformanceSummary:
                     f"{scenario['outcome']}; the client {scenario['process']}"
                 )
             terminalreporter.write_line(shown, red=not scenario["passes"])
+        baseline = self.config.stash.get(_STASH_CLIENT_BASELINE, None)
+        if baseline is not None and ordered:
+            from harness.official import check_client_baseline
+
+            outcome = check_client_baseline(
+                baseline,
+                [
+                    (s["scenario"], s["revision"], [(v["id"], v["status"]) for v in s["verdicts"]])
+                    for s in ordered
+                ],
+                hung=frozenset(
+                    (s["scenario"], s["revision"]) for s in ordered if _tier_outcome(s) == "hung"
+                ),
+            )
+            terminalreporter.write_line(
+                f"mcp-testbench: the runner's baseline check ({baseline.source}):"
+            )
+            for line in outcome.lines():
+                terminalreporter.write_line(f"  {line}", red=not outcome.passes)
         figures = []
         for revision in sorted({s["revision"] for s in ordered}):
             outcomes = {

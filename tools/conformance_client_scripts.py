@@ -293,6 +293,751 @@ def sse_retry() -> Json:
     )
 
 
+# -- the 2026-07-28 client scenarios: request metadata, MRTR, headers ---------------------------
+# (`vn` request-metadata, `xn`/`Sn` sep-2322-client-request-state, `Bt` the shared server of
+# `Es` http-standard-headers, `Is` http-custom-headers and `Ls` http-invalid-tool-headers.)
+
+#: What the official request-metadata server answers the first request, whatever it is.
+UNSUPPORTED_FIRST = {
+    "code": -32022,
+    "message": "Unsupported protocol version",
+    "data": {
+        "supported": [MODERN],
+        "requested": {"$request": "/params/_meta/io.modelcontextprotocol~1protocolVersion"},
+    },
+}
+
+
+def request_metadata() -> Json:
+    return script(
+        "request-metadata",
+        MODERN,
+        "The official `request-metadata` scenario's server: every path, POST only, "
+        "serverInfo test; the first request, whatever its method, refused with HTTP 400 "
+        "and -32022 (supported: 2026-07-28) so that the client retries; then server/discover "
+        "answered, tools/list with no tools and tools/call with no content. The official "
+        "server answers tools/list though it declares no capability; so does this one. It "
+        "names the header's version as the one requested, this mock the _meta one (a "
+        "request reaches the script only when the two agree).",
+        server={"info": {"name": "test", "version": "1.0"}, "capabilities": {}},
+        http={"path": "/"},
+        steps=[
+            {
+                "label": "the first request",
+                "expect": {"method": {"$type": "string"}, "id": {"$present": True}},
+                "reply": {"status": 400, "error": UNSUPPORTED_FIRST},
+            },
+            {
+                "label": "tools/list",
+                "expect": {"method": "tools/list"},
+                "reply": {"result": {"tools": []}},
+                "repeat": True,
+                "optional": True,
+            },
+            {
+                "label": "tools/call",
+                "expect": {"method": "tools/call"},
+                "reply": {"result": {"content": []}},
+                "repeat": True,
+                "optional": True,
+            },
+        ],
+    )
+
+
+def _no_arguments_tool(name: str, description: str) -> Json:
+    return {
+        "name": name,
+        "description": description,
+        "inputSchema": {"type": "object", "properties": {}, "required": []},
+    }
+
+
+MRTR_TOOLS = [
+    _no_arguments_tool(
+        "test_mrtr_echo_state",
+        "Test tool: triggers MRTR flow with requestState. Client must echo state back unchanged.",
+    ),
+    _no_arguments_tool(
+        "test_mrtr_no_state",
+        "Test tool: triggers MRTR flow WITHOUT requestState. Client must NOT include "
+        "requestState in retry.",
+    ),
+    _no_arguments_tool(
+        "test_mrtr_unrelated",
+        "Test tool: simple tool called between MRTR rounds. Must NOT carry inputResponses or "
+        "requestState from another tool.",
+    ),
+    _no_arguments_tool(
+        "test_mrtr_no_result_type",
+        "Test tool: returns a result without resultType. Client must treat it as complete "
+        "(default).",
+    ),
+]
+#: The requestState the echo tool hands out (the official one is a fresh nonce and the
+#: request id in JSON, a string either way: the client must return it byte for byte).
+MRTR_STATE = '{"nonce":"4f9c2a7e-conformance","originalId":"from-the-mock"}'
+
+
+def _confirm(message: str) -> Json:
+    return {
+        "confirm": {
+            "method": "elicitation/create",
+            "params": {
+                "message": message,
+                "requestedSchema": {
+                    "type": "object",
+                    "properties": {"confirmed": {"type": "boolean", "description": "Confirm?"}},
+                },
+            },
+        }
+    }
+
+
+def _mrtr_call(name: str, *, retry: bool) -> Json:
+    responses = {"$present": True} if retry else {"$absent": True}
+    return {"method": "tools/call", "params": {"name": name, "inputResponses": responses}}
+
+
+def request_state() -> Json:
+    answered = "the retry answered once it carries inputResponses"
+    return script(
+        "sep-2322-client-request-state",
+        MODERN,
+        "The official `sep-2322-client-request-state` scenario's server: /mcp, JSON "
+        "answers, serverInfo mrtr-mock-server, four tools. test_mrtr_echo_state answers "
+        "its first call with input_required (an elicitation and a requestState), "
+        f"test_mrtr_no_state the same without requestState, {answered}; "
+        "test_mrtr_unrelated answers at once; test_mrtr_no_result_type answers a result "
+        "without resultType (the deliberate violation the official server commits, to see "
+        "the client take it as complete). The official requestState is a fresh nonce; this "
+        "one is fixed.",
+        server={
+            "info": {"name": "mrtr-mock-server", "version": "1.0.0"},
+            "capabilities": {"tools": {}},
+        },
+        http={"path": "/mcp"},
+        steps=[
+            {
+                "label": "tools/list",
+                "expect": {"method": "tools/list"},
+                "reply": {"result": {"tools": MRTR_TOOLS}},
+                "repeat": True,
+                "optional": True,
+            },
+            {
+                "label": "echo_state asks",
+                "expect": _mrtr_call("test_mrtr_echo_state", retry=False),
+                "reply": {
+                    "result": {
+                        "resultType": "input_required",
+                        "inputRequests": _confirm("Please confirm to continue"),
+                        "requestState": MRTR_STATE,
+                    }
+                },
+                "repeat": True,
+                "optional": True,
+            },
+            {
+                "label": "echo_state retried",
+                "expect": _mrtr_call("test_mrtr_echo_state", retry=True),
+                "reply": {"result": {"content": [text("echo-state-ok")]}},
+                "repeat": True,
+                "optional": True,
+            },
+            {
+                "label": "no_state asks",
+                "expect": _mrtr_call("test_mrtr_no_state", retry=False),
+                "reply": {
+                    "result": {
+                        "resultType": "input_required",
+                        "inputRequests": _confirm("Please confirm to continue (no state test)"),
+                    }
+                },
+                "repeat": True,
+                "optional": True,
+            },
+            {
+                "label": "no_state retried",
+                "expect": _mrtr_call("test_mrtr_no_state", retry=True),
+                "reply": {"result": {"content": [text("no-state-ok")]}},
+                "repeat": True,
+                "optional": True,
+            },
+            {
+                "label": "unrelated",
+                "expect": {"method": "tools/call", "params": {"name": "test_mrtr_unrelated"}},
+                "reply": {"result": {"content": [text("unrelated-ok")]}},
+                "repeat": True,
+                "optional": True,
+            },
+            {
+                "label": "no_result_type",
+                "expect": _mrtr_call("test_mrtr_no_result_type", retry=False),
+                "reply": {
+                    "result": {"content": [text("no-result-type-test-ok")]},
+                    "violation": "a result without resultType, as the official server "
+                    "sends it: the client must take it as complete",
+                },
+                "repeat": True,
+                "optional": True,
+            },
+            {
+                "label": "no_result_type retried",
+                "expect": _mrtr_call("test_mrtr_no_result_type", retry=True),
+                "reply": {"result": {"content": [text("unexpected-retry")]}},
+                "repeat": True,
+                "optional": True,
+            },
+        ],
+    )
+
+
+def _bt_script(name: str, description: str, capabilities: Json, steps: list[Json]) -> Json:
+    """The official header scenarios share one server (`Bt`): every path, JSON answers,
+    serverInfo `<scenario>-server`, everything it does not know answered with an empty
+    result. A GET there opens a stream that never ends; a stateless server says 405."""
+    return script(
+        name,
+        MODERN,
+        description,
+        server={
+            "info": {"name": f"{name}-server", "version": "1.0.0"},
+            "capabilities": capabilities,
+        },
+        http={"path": "/"},
+        steps=steps,
+    )
+
+
+def _answer(label: str, expect: Json, result: Json) -> Json:
+    return {
+        "label": label,
+        "expect": expect,
+        "reply": {"result": result},
+        "repeat": True,
+        "optional": True,
+    }
+
+
+HEADER_TOOLS = [
+    _no_arguments_tool(
+        "test_headers", "A simple tool used to test that HTTP headers are sent correctly"
+    ),
+    _no_arguments_tool(
+        "my-hyphenated-tool", "Tool with hyphen in name to test special chars in Mcp-Name header"
+    ),
+]
+HEADER_RESOURCES = [
+    {
+        "uri": "file:///path/to/file%20name.txt",
+        "name": "File with spaces",
+        "description": "Resource URI with percent-encoded spaces",
+    },
+    {
+        "uri": "https://example.com/resource?id=123",
+        "name": "Resource with query string",
+        "description": "Resource URI with query string",
+    },
+]
+
+
+def standard_headers() -> Json:
+    return _bt_script(
+        "http-standard-headers",
+        "The official `http-standard-headers` scenario's server: every path, JSON answers, "
+        "two tools (test_headers, my-hyphenated-tool), two resources (a percent-encoded "
+        "space, a query string) read with no contents, one prompt test_prompt got with no "
+        "messages. The official server records each method's first Mcp-Method header, and "
+        "Mcp-Name on tools/call, resources/read and prompts/get, answering whatever came; "
+        "this mock refuses a request whose headers do not mirror its body (HTTP 400, "
+        "-32020), as a 2026-07-28 server must.",
+        {"tools": {}, "resources": {}, "prompts": {}},
+        [
+            _answer("tools/list", {"method": "tools/list"}, {"tools": HEADER_TOOLS}),
+            _answer(
+                "tools/call",
+                {
+                    "method": "tools/call",
+                    "params": {"name": {"$any": ["test_headers", "my-hyphenated-tool"]}},
+                },
+                {"content": [text("Headers test completed")]},
+            ),
+            _answer(
+                "resources/list", {"method": "resources/list"}, {"resources": HEADER_RESOURCES}
+            ),
+            _answer("resources/read", {"method": "resources/read"}, {"contents": []}),
+            _answer(
+                "prompts/list",
+                {"method": "prompts/list"},
+                {
+                    "prompts": [
+                        {"name": "test_prompt", "description": "A simple prompt for header testing"}
+                    ]
+                },
+            ),
+            _answer(
+                "prompts/get",
+                {"method": "prompts/get", "params": {"name": "test_prompt"}},
+                {"messages": []},
+            ),
+        ],
+    )
+
+
+def _header_property(kind: str, description: str, header: str | None = None) -> Json:
+    value: Json = {"type": kind, "description": description}
+    if header is not None:
+        value["x-mcp-header"] = header
+    return value
+
+
+CUSTOM_HEADER_TOOLS = [
+    {
+        "name": "test_custom_headers",
+        "description": "A tool with x-mcp-header annotations to test custom header mirroring "
+        "and encoding",
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "region": _header_property("string", "Plain ASCII string value", "Region"),
+                "priority": _header_property("integer", "Integer numeric value", "Priority"),
+                "verbose": _header_property("boolean", "Boolean value", "Verbose"),
+                "debug": _header_property("boolean", "Boolean true value", "Debug"),
+                "empty_val": _header_property("string", "Empty string value", "EmptyVal"),
+                "method_val": _header_property(
+                    "string",
+                    'Value for header named "Method" — tests that x-mcp-header "Method" '
+                    "produces Mcp-Param-Method (not Mcp-Method)",
+                    "Method",
+                ),
+                "float_val": _header_property(
+                    "number",
+                    "Floating point value — no x-mcp-header annotation, should not be mirrored",
+                ),
+                "non_ascii_val": _header_property(
+                    "string", "Non-ASCII string value — requires Base64 encoding", "NonAscii"
+                ),
+                "whitespace_val": _header_property(
+                    "string",
+                    "String with leading/trailing whitespace — requires Base64 encoding",
+                    "Whitespace",
+                ),
+                "leading_space_val": _header_property(
+                    "string",
+                    "String with leading space only — requires Base64 encoding",
+                    "LeadingSpace",
+                ),
+                "trailing_space_val": _header_property(
+                    "string",
+                    "String with trailing space only — requires Base64 encoding",
+                    "TrailingSpace",
+                ),
+                "internal_space_val": _header_property(
+                    "string",
+                    "String with internal spaces only — plain ASCII, no Base64",
+                    "InternalSpace",
+                ),
+                "control_char_val": _header_property(
+                    "string",
+                    "String with control characters — requires Base64 encoding",
+                    "ControlChar",
+                ),
+                "crlf_val": _header_property(
+                    "string",
+                    "String with carriage return and line feed — requires Base64 encoding",
+                    "CrLf",
+                ),
+                "tab_val": _header_property(
+                    "string", "String with leading tab — requires Base64 encoding", "Tab"
+                ),
+                "query": _header_property(
+                    "string", "No x-mcp-header annotation - should not be mirrored"
+                ),
+            },
+            "required": ["region", "priority", "query"],
+        },
+    },
+    {
+        "name": "test_custom_headers_null",
+        "description": "A tool for testing null/omitted x-mcp-header parameter handling",
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "region": _header_property("string", "Plain ASCII string value", "Region"),
+                "priority": _header_property("integer", "Integer numeric value", "Priority"),
+                "verbose": _header_property(
+                    "boolean", "Boolean value — will be null to test omission", "Verbose"
+                ),
+                "query": _header_property("string", "No x-mcp-header annotation"),
+            },
+            "required": ["region", "priority", "query"],
+        },
+    },
+]
+
+
+def custom_headers() -> Json:
+    return _bt_script(
+        "http-custom-headers",
+        "The official `http-custom-headers` scenario's server: every path, JSON answers, two "
+        "tools whose inputSchema marks parameters with x-mcp-header (a string, an integer, "
+        "booleans, an empty string, a header named Method, non-ASCII and whitespace values "
+        "that need Base64, an unannotated number and string); the arguments to call them "
+        "with come in MCP_CONFORMANCE_CONTEXT (toolCalls). The official server judges each "
+        "Mcp-Param header and answers whatever came; this mock refuses a call whose headers "
+        "do not mirror its arguments (HTTP 400, -32020), as a 2026-07-28 server must.",
+        {"tools": {}},
+        [
+            _answer("tools/list", {"method": "tools/list"}, {"tools": CUSTOM_HEADER_TOOLS}),
+            _answer(
+                "tools/call",
+                {
+                    "method": "tools/call",
+                    "params": {
+                        "name": {"$any": ["test_custom_headers", "test_custom_headers_null"]}
+                    },
+                },
+                {"content": [text("Custom headers test completed")]},
+            ),
+        ],
+    )
+
+
+def _invalid_tool(name: str, description: str, properties: Json) -> Json:
+    return {
+        "name": name,
+        "description": description,
+        "inputSchema": {"type": "object", "properties": properties, "required": list(properties)},
+    }
+
+
+def _one(field: str, schema: Json, header: str) -> Json:
+    return {field: {**schema, "x-mcp-header": header}}
+
+
+_STRING = {"type": "string"}
+_PRIMITIVE = "x-mcp-header MUST only be on primitive types (MUST be rejected)"
+INVALID_HEADER_TOOLS = [
+    _invalid_tool(
+        "valid_tool", "A valid tool with correct x-mcp-header", _one("region", _STRING, "Region")
+    ),
+    _invalid_tool(
+        "invalid_empty_header",
+        "x-mcp-header MUST NOT be empty (MUST be rejected by client)",
+        _one("value", _STRING, ""),
+    ),
+    _invalid_tool("invalid_object_header", _PRIMITIVE, _one("data", {"type": "object"}, "Data")),
+    _invalid_tool(
+        "invalid_array_header",
+        _PRIMITIVE,
+        _one("items", {"type": "array", "items": {"type": "string"}}, "Items"),
+    ),
+    _invalid_tool("invalid_null_header", _PRIMITIVE, _one("nil", {"type": "null"}, "Nil")),
+    _invalid_tool(
+        "invalid_number_header",
+        "x-mcp-header MUST NOT be on number type (MUST be rejected)",
+        _one("score", {"type": "number"}, "Score"),
+    ),
+    _invalid_tool(
+        "invalid_duplicate_same_case",
+        'Duplicate x-mcp-header "Region" on two properties (MUST be rejected)',
+        {**_one("field1", _STRING, "Region"), **_one("field2", _STRING, "Region")},
+    ),
+    _invalid_tool(
+        "invalid_duplicate_diff_case",
+        'Duplicate case-insensitive x-mcp-header "MyField"/"myfield" (MUST be rejected)',
+        {**_one("field1", _STRING, "MyField"), **_one("field2", _STRING, "myfield")},
+    ),
+    _invalid_tool(
+        "invalid_space_in_name",
+        "x-mcp-header MUST NOT contain space (MUST be rejected)",
+        _one("value", _STRING, "My Region"),
+    ),
+    _invalid_tool(
+        "invalid_colon_in_name",
+        "x-mcp-header MUST NOT contain colon (MUST be rejected)",
+        _one("value", _STRING, "Region:Primary"),
+    ),
+    _invalid_tool(
+        "invalid_non_ascii_name",
+        "x-mcp-header MUST contain only ASCII chars (MUST be rejected)",
+        _one("value", _STRING, "Région"),
+    ),
+    _invalid_tool(
+        "invalid_control_char_name",
+        "x-mcp-header MUST NOT contain control chars (MUST be rejected)",
+        _one("value", _STRING, "Region\t1"),
+    ),
+]
+
+
+def invalid_tool_headers() -> Json:
+    return _bt_script(
+        "http-invalid-tool-headers",
+        "The official `http-invalid-tool-headers` scenario's server: every path, JSON "
+        "answers, twelve tools: valid_tool (one x-mcp-header Region) and eleven whose "
+        "x-mcp-header annotation is invalid (empty, on a non-primitive or number type, "
+        "duplicated, a space, colon, non-ASCII or control character in the name): a "
+        "client must keep the valid one and call no other. Every call is answered.",
+        {"tools": {}},
+        [
+            _answer("tools/list", {"method": "tools/list"}, {"tools": INVALID_HEADER_TOOLS}),
+            _answer(
+                "tools/call", {"method": "tools/call"}, {"content": [text("Tool call received")]}
+            ),
+        ],
+    )
+
+
+# -- authorization (2025-11-25) ---------------------------------------------------------------
+#
+# The runner's auth scenarios share two servers: `J`, the authorization server (its own
+# port; metadata with response_types [code], grant types authorization_code and
+# refresh_token, S256, token_endpoint_auth_methods_supported [none], the iss parameter;
+# registration, /authorize that redirects at once with the code, /token), and `X`, the
+# protected MCP endpoint (POST /mcp, bearer check, a 401 naming the resource metadata;
+# the stateless SDK server behind it with one tool, test-tool). `to` varies where the
+# metadata documents are (`eo`, four variants).
+
+TEST_TOOL: Json = {"name": "test-tool", "inputSchema": {"type": "object"}}
+
+
+def auth_protected_server(
+    name: str, description: str, auth: Json, revision: str = HANDSHAKE
+) -> Json:
+    """An auth scenario's script: `X`'s MCP server (stateless, SSE answers, POST only,
+    serverInfo auth-prm-pathbased-server, test-tool) behind the OAuth mock `auth`."""
+    return script(
+        name.replace("/", "-"),
+        revision,
+        f"The official `{name}` scenario's servers: {description} Behind the bearer check, "
+        "the stateless server (SSE answers, POST only) with one tool, test-tool. The "
+        "official authorization server accepts any client, code and verifier (it only "
+        "records them); this mock's is a conformant one, which refuses what a conformant "
+        "client never sends. A registration asking for a method the server does not name "
+        "gets the first it names, said in the answer (the official server answers with "
+        "a secret and no method, or with its one method).",
+        server={
+            "info": {"name": "auth-prm-pathbased-server", "version": "1.0.0"},
+            "capabilities": {"tools": {}},
+        },
+        http={"path": "/mcp", "sessions": False, "reply_as": "sse", "get": "405"},
+        auth=auth,
+        steps=[
+            {
+                "label": "tools/list",
+                "expect": {"method": "tools/list"},
+                "reply": {"result": {"tools": [TEST_TOOL]}},
+                "repeat": True,
+                "optional": True,
+            },
+            {
+                "label": "test-tool",
+                "expect": {"method": "tools/call", "params": {"name": "test-tool"}},
+                "reply": {"result": {"content": [text("test")]}},
+                "repeat": True,
+                "optional": True,
+            },
+        ],
+    )
+
+
+#: `eo`: where each metadata variant serves its documents, in the mock's terms.
+AUTH_METADATA_VARIANTS: dict[str, tuple[str, Json]] = {
+    "auth/metadata-default": (
+        "resource metadata at the path-based location /.well-known/oauth-protected-resource"
+        "/mcp, named in the 401 (the root location answers 404, a FAILURE there); "
+        "authorization server metadata at /.well-known/oauth-authorization-server.",
+        {"protected_resource": {"locations": ["path"]}, "authorization_server": {}},
+    ),
+    "auth/metadata-var1": (
+        "resource metadata at the path-based location, not named in the 401; the "
+        "authorization server's at /.well-known/openid-configuration only.",
+        {
+            "protected_resource": {"locations": ["path"], "in_www_authenticate": False},
+            "authorization_server": {"metadata": ["oidc-inserted"]},
+        },
+    ),
+    "auth/metadata-var2": (
+        "resource metadata at the root location only, not named in the 401; the issuer "
+        "has a path (/tenant1), its metadata at /.well-known/oauth-authorization-server"
+        "/tenant1 (the root of that origin answers 404, a FAILURE there). The official "
+        "resource metadata names the origin as the resource; this mock's names the MCP "
+        "endpoint's URL.",
+        {
+            "protected_resource": {"locations": ["root"], "in_www_authenticate": False},
+            "authorization_server": {"tenant": "/tenant1"},
+        },
+    ),
+    "auth/metadata-var3": (
+        "resource metadata at /custom/metadata/location.json, named in the 401; the "
+        "issuer has a path (/tenant1), its metadata at /tenant1/.well-known/openid-"
+        "configuration (the root of that origin answers 404, a FAILURE there).",
+        {
+            "protected_resource": {
+                "locations": ["custom"],
+                "custom_path": "/custom/metadata/location.json",
+            },
+            "authorization_server": {"tenant": "/tenant1", "metadata": ["oidc-appended"]},
+        },
+    ),
+}
+
+
+def auth_metadata(name: str) -> Json:
+    description, auth = AUTH_METADATA_VARIANTS[name]
+    # The official metadata names the method none alone, and registers any client.
+    server = {
+        "token_endpoint_auth_methods": ["none"],
+        "registration_assigns_method": True,
+        **auth["authorization_server"],
+    }
+    return auth_protected_server(name, description, {**auth, "authorization_server": server})
+
+
+#: `_o`: the token endpoint accepts one client authentication method only.
+TOKEN_ENDPOINT_AUTH = {
+    "auth/token-endpoint-auth-basic": "client_secret_basic",
+    "auth/token-endpoint-auth-post": "client_secret_post",
+    "auth/token-endpoint-auth-none": "none",
+}
+
+
+def auth_token_endpoint(name: str) -> Json:
+    method = TOKEN_ENDPOINT_AUTH[name]
+    return auth_protected_server(
+        name,
+        f"resource metadata at the path-based location, named in the 401; the "
+        f"authorization server's at /.well-known/oauth-authorization-server, naming "
+        f"{method} as its only token endpoint authentication method. The official server "
+        f"registers every client with {method}, whatever it asked for; so does this mock "
+        f"(it names the method in its answer), and it refuses a token request that "
+        f"authenticates otherwise, where the official one records the method and answers.",
+        {
+            "protected_resource": {"locations": ["path"]},
+            "authorization_server": {
+                "token_endpoint_auth_methods": [method],
+                "registration_assigns_method": True,
+            },
+        },
+    )
+
+
+#: `co`, `lo`, `uo`: where the scope a client should ask for comes from.
+AUTH_SCOPE_SOURCES: dict[str, tuple[str, Json]] = {
+    "auth/scope-from-www-authenticate": (
+        "the 401 names the scope mcp:basic (the official resource also refuses, with 403, "
+        "a token without it; this mock does not).",
+        {"challenge_scope": "mcp:basic"},
+    ),
+    "auth/scope-from-scopes-supported": (
+        "the resource metadata's scopes_supported is mcp:basic mcp:read mcp:write, and the "
+        "401 names no scope.",
+        {"protected_resource": {"scopes_supported": ["mcp:basic", "mcp:read", "mcp:write"]}},
+    ),
+    "auth/scope-omitted-when-undefined": (
+        "no scope anywhere: neither the 401, the resource metadata nor the authorization "
+        "server's names one.",
+        {},
+    ),
+}
+
+
+def auth_scope(name: str) -> Json:
+    description, auth = AUTH_SCOPE_SOURCES[name]
+    prm = {"locations": ["path"], **auth.get("protected_resource", {})}
+    return auth_protected_server(
+        name,
+        "resource metadata at the path-based location, named in the 401; the authorization "
+        "server's at /.well-known/oauth-authorization-server, naming the method none alone "
+        f"(a client asking for another is registered with it); {description}",
+        {
+            **auth,
+            "protected_resource": prm,
+            "authorization_server": {
+                "token_endpoint_auth_methods": ["none"],
+                "registration_assigns_method": True,
+            },
+        },
+    )
+
+
+#: `ko`: the pre-registered client, as the runner's context hands it to the client.
+PRE_REGISTERED = {"client_id": "pre-registered-client", "client_secret": "pre-registered-secret"}
+
+
+def auth_pre_registration() -> Json:
+    return auth_protected_server(
+        "auth/pre-registration",
+        "resource metadata at the path-based location, named in the 401; an authorization "
+        "server without dynamic registration, naming client_secret_basic alone, that knows "
+        "one client: pre-registered-client, whose credentials the client gets in "
+        "MCP_CONFORMANCE_CONTEXT (with the issuer). The official server takes any redirect "
+        "URI; this mock takes a loopback http://localhost:PORT/callback (any port), and "
+        "refuses a token request with other credentials (401), as the official one does.",
+        {
+            "protected_resource": {"locations": ["path"]},
+            "authorization_server": {
+                "registration": False,
+                "token_endpoint_auth_methods": ["client_secret_basic"],
+            },
+            "clients": [
+                {
+                    **PRE_REGISTERED,
+                    "token_endpoint_auth_method": "client_secret_basic",
+                    "redirect_uris": ["http://localhost:3000/callback"],
+                }
+            ],
+        },
+    )
+
+
+#: `ao`: the client ID a client should use, a document URL on a host that does not exist.
+CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
+
+
+def auth_basic_cimd() -> Json:
+    return auth_protected_server(
+        "auth/basic-cimd",
+        "resource metadata at the path-based location, named in the 401; an authorization "
+        "server that supports client ID metadata documents "
+        "(client_id_metadata_document_supported) besides registration. The official "
+        f"server takes any client id without fetching anything; this mock reads the "
+        f"document of {CLIENT_METADATA_URL} from its own copy (a public client, redirect "
+        "URI any loopback http://localhost:PORT/callback) and refuses another it cannot "
+        "fetch.",
+        {
+            "protected_resource": {"locations": ["path"]},
+            "authorization_server": {
+                "client_id_metadata_documents": True,
+                "metadata_document_copies": {
+                    CLIENT_METADATA_URL: {
+                        "client_id": CLIENT_METADATA_URL,
+                        "client_name": "conformance client",
+                        "redirect_uris": ["http://localhost:3000/callback"],
+                        "grant_types": ["authorization_code"],
+                        "response_types": ["code"],
+                        "token_endpoint_auth_method": "none",
+                    }
+                },
+                "token_endpoint_auth_methods": ["none"],
+                "registration_assigns_method": True,
+            },
+        },
+    )
+
+
+def auth_scripts() -> dict[str, Json]:
+    """The authorization scenarios' scripts, by their path under fixtures/conformance-clients/."""
+    made = {name: auth_metadata(name) for name in AUTH_METADATA_VARIANTS}
+    made |= {name: auth_token_endpoint(name) for name in TOKEN_ENDPOINT_AUTH}
+    made |= {name: auth_scope(name) for name in AUTH_SCOPE_SOURCES}
+    made["auth/pre-registration"] = auth_pre_registration()
+    made["auth/basic-cimd"] = auth_basic_cimd()
+    return {f"{HANDSHAKE}/{name}.json": script for name, script in made.items()}
+
+
 def scripts() -> dict[str, Json]:
     """Every script, by its path under fixtures/conformance-clients/."""
     return {
@@ -301,6 +1046,12 @@ def scripts() -> dict[str, Json]:
         f"{HANDSHAKE}/elicitation-sep1034-client-defaults.json": elicitation_defaults(),
         f"{HANDSHAKE}/sse-retry.json": sse_retry(),
         f"{MODERN}/tools_call.json": tools_call(MODERN),
+        f"{MODERN}/request-metadata.json": request_metadata(),
+        f"{MODERN}/sep-2322-client-request-state.json": request_state(),
+        f"{MODERN}/http-standard-headers.json": standard_headers(),
+        f"{MODERN}/http-custom-headers.json": custom_headers(),
+        f"{MODERN}/http-invalid-tool-headers.json": invalid_tool_headers(),
+        **auth_scripts(),
     }
 
 

@@ -16,6 +16,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from harness.running import AUTHORIZATION_SERVER
+
 __all__ = [
     "CLIENT_RUNNER_VERSION",
     "NOT_SCORED_CLIENT",
@@ -98,7 +100,7 @@ NOT_SCORED_CLIENT: tuple[str, ...] = (
     "json-schema-2020-12-preservation",
 )
 
-Emitted = Literal["always", "on event", "on failure", "info", "harness"]
+Emitted = Literal["always", "on event", "if applicable", "on failure", "info", "harness"]
 
 
 @dataclass(frozen=True)
@@ -106,7 +108,9 @@ class OfficialClientCheck:
     id: str
     emitted: Emitted
     """`always`: the runner emits it in every run (a FAILURE when what it is about never
-    happened); `on event`: only when that happens; `on failure`: only as a FAILURE (its
+    happened); `on event`: only when that happens; `if applicable`: in every run, SKIPPED
+    when what it judges is not there (a capability the client does not declare), so never
+    expected of a client; `on failure`: only as a FAILURE (its
     silence is the pass); `info`: a log line, never scored; `harness`: the runner's own
     fault, never a client's."""
     rule: str
@@ -137,7 +141,8 @@ class ClientScenario:
     """The scenario's server is the runner's `createServer`, whose traffic it validates
     (`wire-schema-valid`)."""
     only_at: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    """Check ids emitted at some revisions only."""
+    """Check ids expected at some revisions only (an empty tuple: at none, though the
+    runner may emit them)."""
 
     def script(self, revision: str) -> str:
         """The script that serves it at `revision`, under fixtures/."""
@@ -339,6 +344,606 @@ SERVED: tuple[ClientScenario, ...] = (
         ),
         surfaced=("http.resume-with-last-event-id",),
     ),
+)
+
+
+# -- 2026-07-28: request metadata, MRTR, the standard and custom headers ------------------------
+# (rules: `_parity_stateless`; scripts: tools/conformance_client_scripts.py)
+
+#: The suite's checks that need nothing but a 2026-07-28 transcript over HTTP.
+_STATELESS_OURS = (
+    "jsonrpc.messages-valid",
+    "jsonrpc.request-ids-unique",
+    "http.accept-header",
+    "http.one-message-per-post",
+    "stateless.meta-on-every-request",
+    "stateless.standard-headers",
+    "stateless.no-removed-methods",
+    "stateless.http-post-only",
+)
+
+
+def _capability_check(name: str) -> OfficialClientCheck:
+    return OfficialClientCheck(
+        f"sep-2575-client-declares-{name}-capability",
+        "if applicable",
+        f"per request, the worst so far: SKIPPED unless _meta clientCapabilities has {name}; "
+        "then SUCCESS iff its value is an object (not null, not an array), else FAILURE; "
+        "FAILURE when the server saw no request",
+        note="ours (jsonrpc.messages-valid) holds the capabilities to the schema",
+    )
+
+
+_REQUEST_METADATA = ClientScenario(
+    "request-metadata",
+    ("2026-07-28",),
+    "",
+    (
+        OfficialClientCheck(
+            "sep-2575-http-client-sends-version-header",
+            "always",
+            "per POST that parses, the worst so far: FAILURE when it has no "
+            "MCP-Protocol-Version header, else SUCCESS; FAILURE when the server saw none",
+            ("http.protocol-version-header", "stateless.standard-headers"),
+        ),
+        OfficialClientCheck(
+            "sep-2575-client-populates-meta",
+            "always",
+            "per POST, the worst so far: SUCCESS iff _meta has a truthy protocolVersion and "
+            "clientCapabilities, else FAILURE",
+            ("stateless.meta-on-every-request",),
+        ),
+        OfficialClientCheck(
+            "sep-2575-client-sends-client-info",
+            "always",
+            "per POST, the worst so far: SUCCESS iff _meta has a truthy clientInfo, else "
+            "WARNING (a SHOULD)",
+            ("stateless.meta-on-every-request",),
+        ),
+        OfficialClientCheck(
+            "sep-2575-http-version-header-matches-meta",
+            "always",
+            "per POST, the worst so far: SKIPPED unless both the header and _meta "
+            "protocolVersion are there; then SUCCESS iff they are equal, else FAILURE",
+            ("stateless.standard-headers",),
+        ),
+        _capability_check("roots"),
+        _capability_check("sampling"),
+        _capability_check("elicitation"),
+        OfficialClientCheck(
+            "sep-2575-client-retry-supported-version",
+            "always",
+            "the first request is refused (HTTP 400, -32022, supported 2026-07-28): WARNING; "
+            "every later request sets it: SUCCESS iff its header and _meta version are both "
+            "2026-07-28, else WARNING (the last request decides)",
+            note="ours (stateless.retry-after-unsupported-version) needs the call the "
+            "client was asked to make: N/A here",
+        ),
+    ),
+    ours=_STATELESS_OURS,
+    surfaced=("stateless.retry-after-unsupported-version",),
+)
+
+_MRTR_RETRY = "stateless.mrtr-retry"
+_REQUEST_STATE = ClientScenario(
+    "sep-2322-client-request-state",
+    ("2026-07-28",),
+    "/mcp",
+    (
+        OfficialClientCheck(
+            "sep-2322-client-request-state-echoed",
+            "always",
+            "per retry of test_mrtr_echo_state (a call with truthy inputResponses): SUCCESS "
+            "iff its requestState is exactly the one the last first call was answered with; "
+            "FAILURE when absent or changed; FAILURE when no retry came",
+            (_MRTR_RETRY,),
+        ),
+        OfficialClientCheck(
+            "sep-2322-client-jsonrpc-id-different",
+            "always",
+            "per retry of test_mrtr_echo_state: FAILURE iff its id is that of the last first "
+            "call (===), else SUCCESS; FAILURE when no retry came",
+            (_MRTR_RETRY, "jsonrpc.request-ids-unique"),
+        ),
+        OfficialClientCheck(
+            "sep-2322-client-no-state-omitted",
+            "always",
+            "per retry of test_mrtr_no_state: FAILURE iff it has a requestState member (even "
+            "null), else SUCCESS; FAILURE when no retry came",
+            (_MRTR_RETRY,),
+        ),
+        OfficialClientCheck(
+            "sep-2322-client-parallel-isolation",
+            "always",
+            "per call of test_mrtr_unrelated: FAILURE iff it has an inputResponses or "
+            "requestState member, else SUCCESS; FAILURE when never called",
+        ),
+        OfficialClientCheck(
+            "sep-2322-default-result-type-complete",
+            "always",
+            "per call of test_mrtr_no_result_type (answered without resultType): SUCCESS "
+            "without inputResponses; a retry with them replaces the first verdict with a "
+            "FAILURE; FAILURE when never called",
+            note="ours (stateless.absent-result-type-complete) needs what the client "
+            "surfaced of that result: N/A here",
+        ),
+    ),
+    ours=(*_STATELESS_OURS, _MRTR_RETRY),
+    surfaced=("stateless.absent-result-type-complete",),
+)
+
+_STANDARD = OfficialClientCheck(
+    "sep-2243-client-includes-standard-headers",
+    "always",
+    "one verdict per method, on its first request (any path; server/discover not seen): "
+    "SUCCESS iff Mcp-Method equals the body's method, else FAILURE; one more on the first "
+    "tools/call, resources/read and prompts/get: SUCCESS iff Mcp-Name equals params.name "
+    "(params.uri), else FAILURE; SKIPPED for each of initialize, notifications/initialized, "
+    "tools/list, tools/call, resources/list, resources/read, prompts/list, prompts/get not "
+    "sent, and for each named method not sent",
+    ("stateless.standard-headers",),
+    "ours judges every request, not only each method's first",
+)
+_STANDARD_HEADERS = ClientScenario(
+    "http-standard-headers",
+    ("2026-07-28",),
+    "",
+    (_STANDARD,),
+    ours=_STATELESS_OURS,
+)
+
+_CUSTOM_RULE = (
+    "the header Mcp-Param-<name> must carry the argument: as is, or in =?base64?...?= (a "
+    "value with a character outside printable ASCII or whitespace at an end must be in "
+    "Base64), integers compared as numbers, booleans as true/false"
+)
+_CUSTOM_HEADERS = ClientScenario(
+    "http-custom-headers",
+    ("2026-07-28",),
+    "",
+    (
+        OfficialClientCheck(
+            "sep-2243-client-supports-custom-headers",
+            "always",
+            "per call of test_custom_headers: SUCCESS iff any Mcp-Param-* header came, else "
+            "FAILURE; FAILURE when never called",
+            ("stateless.x-mcp-header",),
+        ),
+        OfficialClientCheck(
+            "sep-2243-client-mirrors-designated-params",
+            "always",
+            "per call of test_custom_headers: for each plain string argument (region, "
+            f"empty_val, method_val, internal_space_val), {_CUSTOM_RULE}; and SUCCESS iff no "
+            "Mcp-Param-FloatVal and no Mcp-Param-Query (unannotated) came",
+            ("stateless.x-mcp-header",),
+        ),
+        OfficialClientCheck(
+            "sep-2243-client-encode-values",
+            "always",
+            f"per call of test_custom_headers: for priority, verbose and debug, {_CUSTOM_RULE}",
+            ("stateless.x-mcp-header",),
+        ),
+        OfficialClientCheck(
+            "sep-2243-client-base64-unsafe",
+            "always",
+            "per call of test_custom_headers: for each string argument that needs Base64 "
+            f"(non_ascii_val, whitespace_val, ..., tab_val), {_CUSTOM_RULE}",
+            ("stateless.x-mcp-header",),
+        ),
+        OfficialClientCheck(
+            "sep-2243-client-omit-null",
+            "always",
+            "per call of test_custom_headers_null (verbose null): SUCCESS iff no "
+            "Mcp-Param-Verbose came, else FAILURE; FAILURE when never called",
+            ("stateless.x-mcp-header",),
+        ),
+    ),
+    ours=_STATELESS_OURS,
+    surfaced=("stateless.x-mcp-header",),
+    context={
+        "toolCalls": [
+            {
+                "name": "test_custom_headers",
+                "arguments": {
+                    "region": "us-west1",
+                    "priority": 42,
+                    "verbose": False,
+                    "debug": True,
+                    "empty_val": "",
+                    "method_val": "test-method",
+                    "float_val": 3.14159,
+                    "non_ascii_val": "Hello, 世界",
+                    "whitespace_val": " padded ",
+                    "leading_space_val": " us-west1",
+                    "trailing_space_val": "us-west1 ",
+                    "internal_space_val": "us west 1",
+                    "control_char_val": "line1\nline2",
+                    "crlf_val": "line1\r\nline2",
+                    "tab_val": "\tindented",
+                    "query": "SELECT * FROM users",
+                },
+            },
+            {
+                "name": "test_custom_headers_null",
+                "arguments": {
+                    "region": "us-east1",
+                    "priority": 1,
+                    "verbose": None,
+                    "query": "SELECT 1",
+                },
+            },
+        ]
+    },
+)
+
+
+def _not_called(check: str, tools: str) -> OfficialClientCheck:
+    return OfficialClientCheck(
+        check,
+        "always",
+        f"one verdict per tool ({tools}): FAILURE iff the client called it, else SUCCESS",
+        note="ours (stateless.x-mcp-header) judges what the client listed to its caller: N/A here",
+    )
+
+
+_INVALID_TOOL_HEADERS = ClientScenario(
+    "http-invalid-tool-headers",
+    ("2026-07-28",),
+    "",
+    (
+        OfficialClientCheck(
+            "sep-2243-invalid-tool-tools-list-gate",
+            "on failure",
+            "FAILURE when the client sent no tools/list",
+        ),
+        OfficialClientCheck(
+            "sep-2243-client-reject-invalid-tool",
+            "always",
+            "SUCCESS iff the client called valid_tool, else FAILURE",
+        ),
+        _not_called("sep-2243-x-mcp-header-not-empty", "invalid_empty_header"),
+        _not_called(
+            "sep-2243-x-mcp-header-primitive-only",
+            "invalid_object_header, invalid_array_header, invalid_null_header, "
+            "invalid_number_header",
+        ),
+        _not_called(
+            "sep-2243-x-mcp-header-unique",
+            "invalid_duplicate_same_case, invalid_duplicate_diff_case",
+        ),
+        _not_called(
+            "sep-2243-x-mcp-header-charset",
+            "invalid_space_in_name, invalid_colon_in_name, invalid_non_ascii_name, "
+            "invalid_control_char_name",
+        ),
+    ),
+    ours=_STATELESS_OURS,
+    surfaced=("stateless.x-mcp-header",),
+    allow_client_error=True,
+)
+
+SERVED += (
+    _REQUEST_METADATA,
+    _REQUEST_STATE,
+    _STANDARD_HEADERS,
+    _CUSTOM_HEADERS,
+    _INVALID_TOOL_HEADERS,
+)
+
+
+# -- authorization (2025-11-25) ------------------------------------------------------------------
+#
+# The runner's auth scenarios share an authorization server (`J`), which records a check per
+# request it takes, and a protected resource (`X`), which records one per bearer token shown
+# to its verifier (`Y`). The metadata variants (`to`, one per entry of `eo`) backfill a
+# FAILURE per step never taken; the token endpoint ones (`_o`) judge each token request's
+# client authentication. Both then add `Qa`'s RFC 8707 checks. The rules are `_auth_parity`.
+
+
+# `Qa`: RFC 8707, from the last authorization and token requests.
+_RESOURCE_CHECKS: tuple[OfficialClientCheck, ...] = (
+    *(
+        OfficialClientCheck(
+            f"resource-parameter-in-{where}",
+            "always",
+            f"SUCCESS iff the last {where} request had a non-empty resource, else FAILURE",
+            ("auth.resource-parameter",),
+        )
+        for where in ("authorization", "token")
+    ),
+    OfficialClientCheck(
+        "resource-parameter-valid-uri",
+        "on event",
+        "when either request had one: SUCCESS iff the authorization request's resource "
+        "(else the token request's) parses as a URL without a fragment",
+        ("auth.resource-parameter",),
+    ),
+    OfficialClientCheck(
+        "resource-parameter-consistency",
+        "on event",
+        "when both had one: SUCCESS iff the two are the same string",
+        ("auth.resource-parameter",),
+    ),
+    OfficialClientCheck(
+        "resource-parameter-matches-prm",
+        "on event",
+        "when the resource metadata was served and either request had a resource "
+        "(even empty): SUCCESS iff each is exactly the resource the metadata named",
+        ("auth.resource-parameter",),
+    ),
+)
+
+
+def _auth_step(
+    check_id: str, what: str, backfilled: bool, ours: tuple[str, ...] = ()
+) -> OfficialClientCheck:
+    if backfilled:
+        return OfficialClientCheck(
+            check_id,
+            "always",
+            f"SUCCESS per {what}; a FAILURE ('Expected Check Missing') when none came",
+            ours,
+            "a step, not a rule: ours judge how the step was taken",
+        )
+    return OfficialClientCheck(
+        check_id, "on event", f"SUCCESS per {what}; nothing when none came", ours
+    )
+
+
+def _auth_checks(
+    *,
+    steps_backfilled: bool,
+    prm_backfilled: bool,
+    trap_root_prm: bool = False,
+    trap_root_as: bool = False,
+    token_auth: str | None = None,
+    scope_check: tuple[str, str] | None = None,
+    resource_checks: bool = True,
+) -> tuple[OfficialClientCheck, ...]:
+    checks = [
+        _auth_step(
+            "prm-pathbased-requested",
+            "GET of the resource metadata location (whatever its path: the id is the same)",
+            prm_backfilled,
+            ("auth.prm-discovery-order",),
+        )
+    ]
+    if trap_root_prm:
+        checks.append(
+            OfficialClientCheck(
+                "prm-priority-order",
+                "on failure",
+                "FAILURE per GET of the root resource metadata location (the server's is "
+                "path-based; answered 404)",
+                ("auth.prm-discovery-order",),
+            )
+        )
+    checks.append(
+        _auth_step(
+            "authorization-server-metadata",
+            "GET of the authorization server metadata at its one location",
+            steps_backfilled,
+            ("auth.as-metadata-order",),
+        )
+    )
+    if trap_root_as:
+        checks.append(
+            OfficialClientCheck(
+                "authorization-server-metadata-wrong-path",
+                "on failure",
+                "FAILURE per GET of /.well-known/oauth-authorization-server at the root of "
+                "an issuer with a path (answered 404)",
+                ("auth.as-metadata-order",),
+            )
+        )
+    checks += [
+        _auth_step("client-registration", "POST to the registration endpoint", steps_backfilled),
+        _auth_step("authorization-request", "GET of the authorization endpoint", steps_backfilled),
+        OfficialClientCheck(
+            "pkce-code-challenge-sent",
+            "on event",
+            "per authorization request: SUCCESS iff code_challenge is non-empty",
+            ("auth.pkce-s256",),
+        ),
+        OfficialClientCheck(
+            "pkce-s256-method-used",
+            "on event",
+            "per authorization request: SUCCESS iff code_challenge_method is S256",
+            ("auth.pkce-s256",),
+        ),
+        _auth_step("token-request", "POST to the token endpoint (any grant)", steps_backfilled),
+        OfficialClientCheck(
+            "pkce-code-verifier-sent",
+            "on event",
+            "per authorization_code token request: SUCCESS iff code_verifier is non-empty",
+            ("auth.pkce-s256",),
+        ),
+        OfficialClientCheck(
+            "pkce-verifier-matches-challenge",
+            "on event",
+            "per authorization_code token request: SUCCESS iff S256(code_verifier) is the "
+            "last authorization request's code_challenge",
+            ("auth.pkce-s256",),
+        ),
+    ]
+    if scope_check is not None:
+        check_id, rule = scope_check
+        checks.append(
+            OfficialClientCheck(
+                check_id,
+                "always",
+                f"per authorization request: SUCCESS iff {rule}, else WARNING (a SHOULD); "
+                "a FAILURE when no authorization request came",
+                ("auth.scope-selection",),
+            )
+        )
+    if token_auth is not None:
+        checks.append(
+            OfficialClientCheck(
+                "token-endpoint-auth-method",
+                "always",
+                f"per token request (any grant): SUCCESS iff it authenticated with "
+                f"{token_auth}, the one method the server names (an Authorization starting "
+                "`Basic ` whose decoded value has a colon: client_secret_basic; else a "
+                "client_secret in the body: client_secret_post; else none); a FAILURE when "
+                "no token request came",
+                ("auth.token-endpoint-auth-method",),
+            )
+        )
+    checks += [
+        OfficialClientCheck(
+            "valid-bearer-token",
+            "on event",
+            "per POST /mcp whose Authorization is `Bearer <token>`: SUCCESS when the "
+            "token is one the authorization server issued",
+            ("auth.bearer-header-only",),
+        ),
+        OfficialClientCheck(
+            "invalid-bearer-token",
+            "on failure",
+            "per POST /mcp whose Authorization is `Bearer <token>`: FAILURE when the "
+            "token is not one the authorization server issued",
+            ("auth.bearer-header-only",),
+        ),
+        *(_RESOURCE_CHECKS if resource_checks else ()),
+        *(
+            OfficialClientCheck(log, "info", "logged per request or response")
+            for log in (
+                "incoming-auth-request",
+                "outgoing-auth-response",
+                "incoming-request",
+                "outgoing-response",
+            )
+        ),
+    ]
+    return tuple(checks)
+
+
+# Not the HTTP checks that read every POST as an MCP one (the authorization server's
+# registration and token requests are POSTs too), nor lifecycle.initialized-notification,
+# which looks for the answer to the first initialize: here the one refused with the 401.
+_AUTH_OURS = (
+    "jsonrpc.messages-valid",
+    "jsonrpc.request-ids-unique",
+    "lifecycle.offers-supported-version",
+    "auth.prm-discovery-order",
+    "auth.as-metadata-order",
+    "auth.pkce-s256",
+    "auth.resource-parameter",
+    "auth.bearer-header-only",
+)
+
+_AUTH_METADATA = tuple(
+    ClientScenario(
+        f"auth/{name}",
+        ("2025-11-25",),
+        "/mcp",
+        _auth_checks(
+            steps_backfilled=True,
+            prm_backfilled=path_based,
+            trap_root_prm=trap_prm,
+            trap_root_as=trap_as,
+        ),
+        ours=_AUTH_OURS,
+    )
+    for name, path_based, trap_prm, trap_as in (
+        ("metadata-default", True, True, False),
+        ("metadata-var1", True, False, False),
+        ("metadata-var2", False, False, True),
+        ("metadata-var3", False, False, True),
+    )
+)
+_TOKEN_ENDPOINT_AUTH = tuple(
+    ClientScenario(
+        f"auth/token-endpoint-auth-{short}",
+        ("2025-11-25",),
+        "/mcp",
+        _auth_checks(steps_backfilled=False, prm_backfilled=False, token_auth=method),
+        ours=(*_AUTH_OURS, "auth.token-endpoint-auth-method"),
+    )
+    for short, method in (
+        ("basic", "client_secret_basic"),
+        ("post", "client_secret_post"),
+        ("none", "none"),
+    )
+)
+
+_SCOPE_SELECTION = tuple(
+    ClientScenario(
+        f"auth/{check_id}",
+        ("2025-11-25",),
+        "/mcp",
+        _auth_checks(
+            steps_backfilled=False,
+            prm_backfilled=False,
+            scope_check=(check_id, rule),
+            resource_checks=False,
+        ),
+        ours=(*_AUTH_OURS, "auth.scope-selection"),
+    )
+    for check_id, rule in (
+        ("scope-from-www-authenticate", "its scope includes mcp:basic, which the 401 named"),
+        (
+            "scope-from-scopes-supported",
+            "its scope includes mcp:basic, mcp:read and mcp:write, the resource metadata's "
+            "scopes_supported",
+        ),
+        ("scope-omitted-when-undefined", "it has no scope, or a blank one"),
+    )
+)
+
+_PRE_REGISTRATION = ClientScenario(
+    "auth/pre-registration",
+    ("2025-11-25",),
+    "/mcp",
+    (
+        *_auth_checks(steps_backfilled=False, prm_backfilled=False, resource_checks=False),
+        OfficialClientCheck(
+            "pre-registration-auth",
+            "always",
+            "per token request: SUCCESS iff its Authorization starts `Basic ` and decodes "
+            "to pre-registered-client:pre-registered-secret (the context's credentials), "
+            "else FAILURE (and a 401); a FAILURE when no token request came",
+            ("auth.pre-registered-first",),
+        ),
+    ),
+    ours=(*_AUTH_OURS, "auth.pre-registered-first", "auth.token-endpoint-auth-method"),
+    # The registration route is there though the metadata names none: a client that
+    # registers all the same gets its SUCCESS, but none is expected of it, at any revision.
+    only_at={"client-registration": ()},
+    # As the runner hands them to the client; the issuer is the mock's, once it listens.
+    context={
+        "client_id": "pre-registered-client",
+        "client_secret": "pre-registered-secret",
+        "issuer": AUTHORIZATION_SERVER,
+    },
+)
+
+_BASIC_CIMD = ClientScenario(
+    "auth/basic-cimd",
+    ("2025-11-25",),
+    "/mcp",
+    (
+        *_auth_checks(steps_backfilled=False, prm_backfilled=False, resource_checks=False),
+        OfficialClientCheck(
+            "cimd-client-id-used",
+            "always",
+            "per authorization request: SUCCESS iff client_id is "
+            "https://conformance-test.local/client-metadata.json, else WARNING (a SHOULD); "
+            "a FAILURE when no authorization request came",
+        ),
+    ),
+    ours=_AUTH_OURS,
+    # A client that uses its document does not register; one that does gets its SUCCESS.
+    only_at={"client-registration": ()},
+)
+
+SERVED += (
+    *_AUTH_METADATA,
+    *_TOKEN_ENDPOINT_AUTH,
+    *_SCOPE_SELECTION,
+    _PRE_REGISTRATION,
+    _BASIC_CIMD,
 )
 
 

@@ -152,6 +152,15 @@ def official_verdicts(
         "elicitation-sep1034-client-defaults": _elicitation_defaults,
         "sse-retry": _sse_retry,
     }
+    # The 2026-07-28 scenarios' rules live beside these and read the transcript through
+    # them: imported here, when the table is built, so that neither module imports the
+    # other at load.
+    from harness.official._parity_stateless import RULES_STATELESS
+
+    rules.update(RULES_STATELESS)
+    from harness.official._auth_parity import AUTH_RULES  # the same, for authorization
+
+    rules.update(AUTH_RULES)
     if scenario not in rules:
         raise ValueError(f"no parity rules for the client scenario {scenario!r}")
     return list(rules[scenario](revision, entries))

@@ -9,6 +9,7 @@ conformance client (the official runner's convention) against a script's mock.
 from __future__ import annotations
 
 from harness.running._conformance import (
+    AUTHORIZATION_SERVER,
     CONTEXT_VARIABLE,
     DEFAULT_GRACE,
     RUNNER_TIMEOUT_MS,
@@ -35,6 +36,7 @@ from harness.running._scenario import (
 from harness.running._window import RunWindow
 
 __all__ = [
+    "AUTHORIZATION_SERVER",
     "CONTEXT_VARIABLE",
     "DEFAULT_GRACE",
     "HEADLESS_AUTHORIZATION",

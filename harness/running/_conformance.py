@@ -38,6 +38,7 @@ from harness.running._scenario import Scenario, ScenarioRun
 from mock_servers import fixtures_root, load_script, read_transcript
 
 __all__ = [
+    "AUTHORIZATION_SERVER",
     "CONTEXT_VARIABLE",
     "DEFAULT_GRACE",
     "RUNNER_TIMEOUT_MS",
@@ -53,6 +54,9 @@ __all__ = [
 SCENARIO_VARIABLE = "MCP_CONFORMANCE_SCENARIO"
 VERSION_VARIABLE = "MCP_CONFORMANCE_PROTOCOL_VERSION"
 CONTEXT_VARIABLE = "MCP_CONFORMANCE_CONTEXT"
+AUTHORIZATION_SERVER = "{authorization server}"
+"""A context value that stands for the mock's authorization server's URL (its issuer):
+the runner's pre-registration scenario hands its own to the client."""
 RUNNER_TIMEOUT_MS = 30000
 """The runner's per-scenario time-out (`--timeout`, and its GitHub action's), in ms."""
 DEFAULT_GRACE = 10.0
@@ -163,11 +167,14 @@ def runner_command_line(command: str, url: str) -> str:
     return " ".join([*command.split(" "), url])
 
 
-def _variables(target: ConformanceTarget) -> dict[str, str]:
+def _variables(target: ConformanceTarget, issuer: str = "") -> dict[str, str]:
+    """The MCP_CONFORMANCE_* variables; a context value that is `AUTHORIZATION_SERVER` is
+    the mock's authorization server (`issuer`, known once the mock listens)."""
     variables = {SCENARIO_VARIABLE: target.scenario, VERSION_VARIABLE: target.revision}
     if target.context is not None:
         # JSON.stringify({name, ...context}): compact, `name` first, non-ASCII as is.
-        context = {"name": target.scenario, **target.context}
+        filled = {k: issuer if v == AUTHORIZATION_SERVER else v for k, v in target.context.items()}
+        context = {"name": target.scenario, **filled}
         variables[CONTEXT_VARIABLE] = json.dumps(context, separators=(",", ":"), ensure_ascii=False)
     return variables
 
@@ -203,6 +210,7 @@ def run_conformance_client(
             return run
         try:
             run.url = f"http://localhost:{server.port}{target.url_path}"
+            run.variables = _variables(target, server.auth_url)
             _spawn_and_wait(run, timeout_ms / 1000, grace)
         finally:
             server.stop()

@@ -77,7 +77,12 @@ class AuthSettings:
     code_challenge_methods: tuple[str, ...] | None = ("S256",)
     token_endpoint_auth_methods: tuple[str, ...] = AUTH_METHODS
     registration: bool = True
+    # A registration asking for an unsupported method gets the first supported one.
+    registration_assigns_method: bool = False
     client_id_metadata_documents: bool = False
+    # Client ID metadata documents by URL, read from here instead of fetched (a document
+    # on a host the mock cannot reach).
+    metadata_document_copies: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     iss: IssMode = "correct"
     refresh_tokens: RefreshMode = "always"
     clients: tuple[PreRegisteredClient, ...] = field(default_factory=tuple)
@@ -129,7 +134,9 @@ def auth_settings(raw: Mapping[str, Any]) -> AuthSettings:
             server.get("token_endpoint_auth_methods", defaults.token_endpoint_auth_methods)
         ),
         registration=bool(server.get("registration", defaults.registration)),
+        registration_assigns_method=bool(server.get("registration_assigns_method", False)),
         client_id_metadata_documents=bool(server.get("client_id_metadata_documents", False)),
+        metadata_document_copies=dict(server.get("metadata_document_copies", {})),
         iss=server.get("iss", defaults.iss),
         refresh_tokens=server.get("refresh_tokens", defaults.refresh_tokens),
         clients=tuple(

@@ -605,6 +605,11 @@ class AuthMock:
         parts = urlsplit(client_id)
         if parts.scheme not in ("https", "http") or parts.path in ("", "/"):
             return None, {}  # not a document URL: an unknown client
+        copy = self.settings.metadata_document_copies.get(client_id)
+        if copy is not None:
+            # A document the script holds a copy of: read from it, never fetched.
+            details = {"metadata_document": client_id, "metadata_document_copy": True}
+            return self._client_from_document(client_id, copy, details)
         if not _is_loopback_host(parts.hostname):
             # The mock reaches loopback only: a test serves the document there.
             error = "not fetched: the mock fetches metadata documents from loopback URLs only"
@@ -624,6 +629,12 @@ class AuthMock:
         if response.status_code != 200 or not isinstance(doc, dict):
             details["metadata_document_error"] = f"status {response.status_code}, not a JSON object"
             return None, details
+        return self._client_from_document(url, doc, details)
+
+    def _client_from_document(
+        self, url: str, doc: Mapping[str, Any], details: dict[str, Any]
+    ) -> tuple[_Client | None, dict[str, Any]]:
+        """The client a metadata document describes, once checked (None: refused)."""
         if doc.get("client_id") != url:
             details["metadata_document_error"] = "its client_id is not the document's URL"
             return None, details
@@ -928,7 +939,11 @@ class AuthMock:
                 )
         # RFC 7591 §2: an absent method means client_secret_basic.
         method = meta.get("token_endpoint_auth_method", "client_secret_basic")
-        if method not in self.settings.token_endpoint_auth_methods:
+        supported = self.settings.token_endpoint_auth_methods
+        if method not in supported and self.settings.registration_assigns_method:
+            details["assigned_method"] = supported[0]  # said in the answer (RFC 7591 §3.2.1)
+            method = supported[0]
+        if method not in supported:
             return self._registration_error(
                 details,
                 "invalid_client_metadata",

@@ -42,6 +42,10 @@ VARIANTS = {
     "early-reconnect": "sse-retry",
     "no-client-version": "initialize",
     "no-version-header": None,  # the runner sees nothing wrong: the suite's checks do
+    # 2026-07-28
+    "altered-request-state": "sep-2322-client-request-state",
+    "no-retry": "request-metadata",
+    "call-invalid-tool": "http-invalid-tool-headers",
 }
 # What the suite's own checks find on the same traffic that the runner's cannot.
 OURS_ONLY = {"no-version-header": ("sse-retry", "http.protocol-version-header")}
@@ -194,3 +198,66 @@ def test_the_scored_sets_are_the_pinned_runners() -> None:
             line.strip()[2:] for line in block.splitlines() if line.strip().startswith("- ")
         )
         assert listed == scored, revision
+
+
+# -- authorization ---------------------------------------------------------------------------
+
+# The authorization scenarios served, and the variants with an authorization defect: each
+# is caught by the scenarios named beside it (and passes the others).
+AUTH_SCENARIOS = tuple(s for s in SERVED if s.name.startswith("auth/"))
+AUTH_VARIANTS = {
+    "python-sdk": (),
+    "root-prm-first": ("auth/metadata-default",),
+    # Those that make the RFC 8707 checks.
+    "no-resource-parameter": tuple(
+        s.name
+        for s in AUTH_SCENARIOS
+        if any(c.id == "resource-parameter-in-token" for c in s.checks)
+    ),
+    "secret-in-body": ("auth/token-endpoint-auth-basic", "auth/pre-registration"),
+    "no-scope": ("auth/scope-from-www-authenticate", "auth/scope-from-scopes-supported"),
+}
+# Where the counts differ though the verdict is the same, and why (docs/conformance-clients.md).
+AUTH_COUNTS_DIFFER = {
+    ("secret-in-body", "auth/token-endpoint-auth-basic"): (
+        "the runner's token endpoint answers whatever the client authentication; the "
+        "mock's refuses one that is not the registered method, so the client never gets "
+        "a token and no bearer token is judged"
+    ),
+    ("no-scope", "auth/scope-from-www-authenticate"): (
+        "the runner's resource refuses with 403 a token without the scope its 401 named, "
+        "and the client authorizes again; the mock's does not enforce the scope"
+    ),
+}
+
+
+@pytest.mark.parametrize("variant", list(AUTH_VARIANTS))
+def test_the_runner_and_mcp_testbench_agree_on_authorization(variant: str, tmp_path: Path) -> None:
+    command = _command(variant)
+    ours = _ours(command, tmp_path / "ours")
+    differences = []
+    for scenario in AUTH_SCENARIOS:
+        (revision,) = scenario.revisions
+        out = tmp_path / f"runner-{scenario.name.replace('/', '-')}"
+        run = _runner(
+            "--command", command, "--scenario", scenario.name,
+            "--spec-version", revision, "-o", str(out), cwd=tmp_path,
+        )  # fmt: skip
+        checks = _checks(out, scenario.name)
+        theirs = _line(scenario.name, checks)
+        mine = ours[(scenario.name, revision)]
+        if (variant, scenario.name) in AUTH_COUNTS_DIFFER:
+            # The same verdict (the line's mark, the tier), not the same counts.
+            theirs, mine_line = theirs[:1], mine["line"][:1]
+        else:
+            mine_line = mine["line"]
+        if theirs != mine_line or _tier(checks) != mine["tier"]:
+            differences.append(
+                f"{scenario.name}: runner {theirs!r} (tier {_tier(checks)}), "
+                f"mcp-testbench {mine['line']!r} (tier {mine['tier']})\n"
+                f"  runner stderr: {run.stderr[-600:]}"
+            )
+        caught = scenario.name in AUTH_VARIANTS[variant]
+        assert mine["runner_line"] is not caught, f"{variant}: {scenario.name}: {mine['outcome']}"
+        assert mine["passes"] is not caught, f"{variant}: {scenario.name}: {mine['outcome']}"
+    assert differences == []

@@ -70,7 +70,12 @@ def _client(pytester: pytest.Pytester, source: str = RAW_CLIENT) -> str:
         ),
         (
             ["--mcp-conformance-client=true", "--mcp-baseline=b.json"],
-            "--mcp-baseline does not apply to --mcp-conformance-client yet",
+            "--mcp-baseline b.json: with --mcp-conformance-client the baseline is the official "
+            "runner's expected-failures file",
+        ),
+        (
+            ["--mcp-conformance-client=true", "--mcp-baseline=missing.yml"],
+            "--mcp-baseline missing.yml: no such file",
         ),
         (
             ["--mcp-conformance-client=true", "--mcp-conformance-report=r.txt"],
@@ -98,8 +103,8 @@ def test_a_client_that_does_nothing_passes_nothing(pytester: pytest.Pytester) ->
     assert "FAILED mcp-testbench::conformance-initialize-2025-11-25::scenario" in out
     assert "✓ initialize: 0 passed, 0 failed [2025-11-25]; here: not passed: 0 of 1" in out
     assert (
-        "mcp-testbench: tier figure: 0 of 18 scored client scenarios at 2025-11-25; 14 not "
-        "served here (not run, not counted as passed); 3 served but not run" in out
+        "mcp-testbench: tier figure: 0 of 18 scored client scenarios at 2025-11-25; 2 not "
+        "served here (not run, not counted as passed); 15 served but not run" in out
     )
     payload = json.loads(report.read_text("utf-8"))
     (scenario,) = payload["scenarios"]
@@ -146,8 +151,30 @@ def test_the_run_lists_every_served_scenario(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest("--mcp-conformance-client=true", "--collect-only", "-q", *QUIET)
     runs = sorted({line.split("::")[1] for line in result.stdout.lines if line.count("::") == 2})
     assert runs == [
+        *(
+            f"conformance-auth/{name}-2025-11-25"
+            for name in (
+                "basic-cimd",
+                "metadata-default",
+                "metadata-var1",
+                "metadata-var2",
+                "metadata-var3",
+                "pre-registration",
+                "scope-from-scopes-supported",
+                "scope-from-www-authenticate",
+                "scope-omitted-when-undefined",
+                "token-endpoint-auth-basic",
+                "token-endpoint-auth-none",
+                "token-endpoint-auth-post",
+            )
+        ),
         "conformance-elicitation-sep1034-client-defaults-2025-11-25",
+        "conformance-http-custom-headers-2026-07-28",
+        "conformance-http-invalid-tool-headers-2026-07-28",
+        "conformance-http-standard-headers-2026-07-28",
         "conformance-initialize-2025-11-25",
+        "conformance-request-metadata-2026-07-28",
+        "conformance-sep-2322-client-request-state-2026-07-28",
         "conformance-sse-retry-2025-11-25",
         "conformance-tools_call-2025-11-25",
         "conformance-tools_call-2026-07-28",
@@ -163,5 +190,82 @@ def test_the_items_of_one_revision(pytester: pytest.Pytester, tmp_path: Path) ->
         "--mcp-conformance-client=true", "--mcp-revision=2026-07-28", "--collect-only", "-q", *QUIET
     )
     assert {line.split("::")[1] for line in result.stdout.lines if line.count("::") == 2} == {
-        "conformance-tools_call-2026-07-28"
+        "conformance-tools_call-2026-07-28",
+        "conformance-request-metadata-2026-07-28",
+        "conformance-sep-2322-client-request-state-2026-07-28",
+        "conformance-http-standard-headers-2026-07-28",
+        "conformance-http-custom-headers-2026-07-28",
+        "conformance-http-invalid-tool-headers-2026-07-28",
     }
+
+
+# -- the runner's expected-failures file as the baseline ------------------------------------------
+
+# The raw client offering 2025-03-26, a revision the runner's initialize does not take:
+# mcp-client-initialization FAILs, while no check of ours finds anything wrong with it.
+OLD_VERSION_CLIENT = RAW_CLIENT.replace(
+    '"protocolVersion": "2025-11-25"', '"protocolVersion": "2025-03-26"'
+)
+
+
+def _expecting(pytester: pytest.Pytester, *entries: str) -> str:
+    path = pytester.path / "expected-failures.yml"
+    path.write_text("client:\n" + "".join(f"  - {e}\n" for e in entries), encoding="utf-8")
+    return f"--mcp-baseline={path}"
+
+
+def test_a_listed_failure_is_expected_and_the_run_passes(pytester: pytest.Pytester) -> None:
+    assert OLD_VERSION_CLIENT != RAW_CLIENT
+    result = pytester.runpytest(
+        _client(pytester, OLD_VERSION_CLIENT),
+        _expecting(pytester, "initialize:mcp-client-initialization"),
+        "-rx",
+        *INITIALIZE_ONLY,
+    )
+    out = result.stdout.str()
+    assert result.ret == pytest.ExitCode.OK, out
+    node = "mcp-testbench::conformance-initialize-2025-11-25"
+    assert f"XFAIL {node}::official:mcp-client-initialization" in out
+    assert f"XFAIL {node}::scenario" in out
+    assert "✗ initialize: 0 passed, 1 failed [2025-11-25]" in out
+    assert "  Expected failures (in baseline):\n    ~ initialize:mcp-client-initialization" in out
+    assert "  Baseline check passed: all failures are expected." in out
+
+
+def test_an_unlisted_failure_fails_as_the_runner_says(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest(
+        _client(pytester, OLD_VERSION_CLIENT), _expecting(pytester, "tools_call"), *INITIALIZE_ONLY
+    )
+    out = result.stdout.str()
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, out
+    assert "FAILED mcp-testbench::conformance-initialize-2025-11-25::scenario" in out
+    assert "  Unexpected failures (not in baseline):\n    ✗ initialize" in out
+    assert "Version mismatch: expected 2025-11-25, got '2025-03-26'" in out
+
+
+def test_a_listed_check_that_passes_is_a_stale_entry(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest(
+        _client(pytester),
+        _expecting(pytester, "initialize:mcp-client-initialization"),
+        *INITIALIZE_ONLY,
+    )
+    out = result.stdout.str()
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, out
+    node = "mcp-testbench::conformance-initialize-2025-11-25"
+    assert f"FAILED {node}::official:mcp-client-initialization" in out
+    assert "stale baseline entry 'initialize:mcp-client-initialization'" in out
+    assert "it now passes; remove it" in out
+    assert (
+        "  Stale baseline entries (now passing - remove from baseline):\n"
+        "    ✓ initialize:mcp-client-initialization" in out
+    )
+
+
+def test_a_redundant_entry_is_refused_as_the_runner_refuses_it(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest(
+        "--mcp-conformance-client=true",
+        _expecting(pytester, "initialize", "initialize:mcp-client-initialization"),
+        *QUIET,
+    )
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "'initialize' expects the whole scenario to fail, so" in result.stderr.str()

@@ -37,8 +37,9 @@ def test_a_client_that_does_nothing_fails_and_the_reports_say_why(tmp_path: Path
         "junit.xml, conformance.json"
     )
     payload = json.loads((folder / "conformance.json").read_text("utf-8"))
-    (scenario,) = payload["scenarios"]
-    assert scenario["line"] == "✗ tools_call: 0 passed, 1 failed"
+    lines = {s["scenario"]: s["line"] for s in payload["scenarios"]}
+    assert lines["tools_call"] == "✗ tools_call: 0 passed, 1 failed"
+    assert lines["request-metadata"] == "✗ request-metadata: 0 passed, 8 failed"
     assert payload["tier"][0]["line"].startswith("0 of 32 scored client scenarios at 2026-07-28")
     assert "mcp-testbench: tier figure: 0 of 32" in done.stdout
 
@@ -48,10 +49,15 @@ def test_a_client_that_does_nothing_fails_and_the_reports_say_why(tmp_path: Path
     [
         (
             ["--conformance-client", "true", "--client", "m:f"],
-            "--conformance-client runs the official client scenarios (over HTTP, without a "
-            "baseline yet): drop --client, an option of the suite's runs",
+            "--conformance-client runs the official client scenarios (over HTTP): drop "
+            "--client, an option of the suite's runs",
         ),
         (["--conformance-timeout", "500"], "--conformance-timeout goes with --conformance-client"),
+        (
+            ["--conformance-client", "true", "--baseline", "b.json"],
+            "mcp-testbench run: --baseline b.json: with --conformance-client the baseline is "
+            "the official runner's expected-failures file",
+        ),
         (["--conformance-client", "true", "--conformance-timeout", "0"], "must be 1 or more"),
     ],
 )

@@ -53,7 +53,7 @@ def test_expected_ids_leave_out_logs_faults_and_failure_only_ids() -> None:
     tools_call = served_scenario("tools_call")
     assert tools_call is not None
     assert tools_call.expected("2026-07-28") == ("tool-add-numbers", "wire-schema-valid")
-    assert served_scenario("auth/metadata-default") is None
+    assert served_scenario("auth/scope-step-up") is None
 
 
 def test_the_marked_elicitation_breaks_only_the_capability_rule() -> None:
@@ -66,3 +66,25 @@ def test_the_marked_elicitation_breaks_only_the_capability_rule() -> None:
     (request,) = [m for s in steps for m in s.get("reply", {}).get("before", [])]
     assert "declared the elicitation capability" in request.pop("violation")
     assert validate({"jsonrpc": "2.0", **request}, "2025-11-25", "server") == []
+
+
+def test_the_2026_scenarios_expect_neither_skippable_nor_failure_only_ids() -> None:
+    """request-metadata's capability checks are SKIPPED for a client that declares none,
+    and the tools/list gate of http-invalid-tool-headers is emitted only as a failure:
+    neither is expected of a client."""
+    metadata = served_scenario("request-metadata")
+    assert metadata is not None
+    expected = metadata.expected("2026-07-28")
+    assert len(expected) == 5
+    assert not [i for i in expected if i.startswith("sep-2575-client-declares-")]
+    invalid = served_scenario("http-invalid-tool-headers")
+    assert invalid is not None
+    assert invalid.allow_client_error
+    assert "sep-2243-invalid-tool-tools-list-gate" not in invalid.expected("2026-07-28")
+    custom = served_scenario("http-custom-headers")
+    assert custom is not None
+    assert custom.context is not None
+    assert [c["name"] for c in custom.context["toolCalls"]] == [
+        "test_custom_headers",
+        "test_custom_headers_null",
+    ]

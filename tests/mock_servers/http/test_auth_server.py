@@ -358,6 +358,56 @@ def test_a_correct_client_gets_through_and_every_step_is_recorded() -> None:
         )
 
 
+def test_a_registration_can_be_assigned_the_method_the_server_supports() -> None:
+    # registration_assigns_method: an unsupported (or absent, client_secret_basic) method
+    # gets the first supported one, which the answer names (RFC 7591 §3.2.1); without it,
+    # the same registration is refused.
+    for assigns, expected in ((True, 201), (False, 400)):
+        server_auth = {
+            "token_endpoint_auth_methods": ["client_secret_post", "none"],
+            "registration_assigns_method": assigns,
+        }
+        with _served({"authorization_server": server_auth}) as (server, http):
+            flow = _Flow(server, http)
+            flow.discover()
+            answer = http.post(
+                flow.meta["registration_endpoint"], json={"redirect_uris": [REDIRECT]}
+            )
+            assert answer.status_code == expected
+            if assigns:
+                assert answer.json()["token_endpoint_auth_method"] == "client_secret_post"
+                assert answer.json()["client_secret"]
+                (entry,) = _auth_entries(server, endpoint="register")
+                assert entry["assigned_method"] == "client_secret_post"
+
+
+def test_a_metadata_document_copy_is_read_not_fetched() -> None:
+    # metadata_document_copies: a client ID on a host the mock cannot reach is known from
+    # the script's copy; the copy is checked as a fetched document is.
+    url = "https://unreachable.invalid/client.json"
+    copies = {
+        url: {"client_id": url, "redirect_uris": [REDIRECT], "token_endpoint_auth_method": "none"},
+        "https://unreachable.invalid/other.json": {"client_id": url, "redirect_uris": []},
+    }
+    server_auth = {"client_id_metadata_documents": True, "metadata_document_copies": copies}
+    with _served({"authorization_server": server_auth}) as (server, http):
+        flow = _Flow(server, http)
+        flow.discover()
+        authorize = flow.meta["authorization_endpoint"]
+        query = {"response_type": "code", "redirect_uri": REDIRECT, "state": "s",
+                 "code_challenge": "x" * 43, "code_challenge_method": "S256"}  # fmt: skip
+        answer = http.get(authorize, params={**query, "client_id": url})
+        assert answer.status_code == 302
+        other = http.get(authorize, params={**query, "client_id": next(iter(copies)) + "x"})
+        assert other.status_code == 400  # no copy: not fetched, refused
+        wrong = http.get(
+            authorize, params={**query, "client_id": "https://unreachable.invalid/other.json"}
+        )
+        assert wrong.status_code == 400  # its client_id is not its URL
+        (entry, *_) = _auth_entries(server, endpoint="authorize")
+        assert entry["metadata_document_copy"] is True
+
+
 def test_iss_in_the_authorization_response_rfc9207() -> None:
     for mode, expected in (("correct", None), ("wrong", WRONG_ISSUER), ("absent", "")):
         with _served({"authorization_server": {"iss": mode}}) as (server, http):

@@ -1,0 +1,548 @@
+#!/usr/bin/env node
+// A conformance client in the official runner's convention, on the official TypeScript SDK
+// (@modelcontextprotocol/sdk 1.32, the one examples/drivers/typescript-sdk pins: it is
+// loaded from there, so `npm ci --prefix examples/drivers/typescript-sdk` is all it needs).
+//
+// The official runner (@modelcontextprotocol/conformance) and `mcp-testbench run
+// --conformance-client` start it the same way, once per client scenario:
+//
+//   /bin/sh -c "node examples/conformance-clients/typescript_sdk_client.mjs <server URL>"
+//
+// with the scenario's name in MCP_CONFORMANCE_SCENARIO and the revision in
+// MCP_CONFORMANCE_PROTOCOL_VERSION; it does what that scenario's server expects and exits 0.
+//
+// `--defect NAME` (before the URL) makes a variant with one defect, to show that the runner
+// and mcp-testbench fail the same scenario for it. Each defect is put on the wire of the
+// unchanged SDK by the fetch the transport is given, or by what the client asks of it:
+//
+//   no-tool-call          tools_call: lists the tools, never calls add_numbers
+//   no-defaults           elicitation-sep1034-client-defaults: accepts the form without
+//                         asking the SDK to apply the schema's defaults (empty content)
+//   early-reconnect       sse-retry: drops the stream's `retry:` field before the SDK reads
+//                         it and reconnects at once (the SDK would wait the 500 ms)
+//   old-protocol-version  initialize: offers 2024-11-05, which the scenario does not accept
+//   no-initialized        never sends notifications/initialized: the runner's checks pass,
+//                         the suite's lifecycle.initialized-notification fails (a finding
+//                         only the wire shows)
+//   drop-request-state    sep-2322-client-request-state: retries an input_required call
+//                         without the requestState the server gave
+//
+// 2026-07-28: SDK 1.32 knows no stateless revision, so the client speaks it by hand over
+// fetch (`statelessSession`: the version header and `_meta` on every request, `Mcp-Method` and
+// `Mcp-Name`, the -32022 version retry, the multi round-trip retry), every answer parsed with
+// the SDK's JSON-RPC schema. It serves tools_call, request-metadata,
+// sep-2322-client-request-state and the three http-*-headers scenarios there (with the
+// tools' x-mcp-header parameters mirrored into Mcp-Param-* headers, and a tool whose
+// annotation is invalid left out).
+//
+// The authorization scenarios served so far that need no context (auth/metadata-*,
+// auth/token-endpoint-auth-*, three auth/scope-*, at 2025-11-25) run on the SDK's own OAuth
+// client: it discovers, registers, builds the authorization URL (with the scope it chose)
+// and makes the token request; the client plays the user's browser (it fetches the URL,
+// takes the code from the redirect without following it) and hands the code back with
+// `finishAuth`.
+//
+// Any other scenario ends it with code 1 and the reason on stderr.
+
+// Where the user's browser would be sent back: nothing listens there, nothing follows it.
+const REDIRECT_URI = 'http://localhost:3030/callback';
+
+// The SDK's own ESM build, where the driver's package installed it (its dependencies resolve
+// from there too).
+const SDK = new URL(
+  '../drivers/typescript-sdk/node_modules/@modelcontextprotocol/sdk/dist/esm/',
+  import.meta.url,
+);
+const sdk = (path) => import(new URL(path, SDK).href);
+const { Client } = await sdk('client/index.js');
+const { StreamableHTTPClientTransport } = await sdk('client/streamableHttp.js');
+const { ElicitRequestSchema, JSONRPCMessageSchema } = await sdk('types.js');
+const { UnauthorizedError } = await sdk('client/auth.js');
+
+// What the client does: through the SDK up to 2025-11-25, by hand at 2026-07-28.
+const LEGACY_SCENARIOS = [
+  'initialize',
+  'tools_call',
+  'elicitation-sep1034-client-defaults',
+  'sse-retry',
+];
+// Authorization (2025-11-25): the SDK's OAuth client, headless.
+const AUTH_SCENARIOS = [
+  'auth/metadata-default',
+  'auth/metadata-var1',
+  'auth/metadata-var2',
+  'auth/metadata-var3',
+  'auth/token-endpoint-auth-basic',
+  'auth/token-endpoint-auth-post',
+  'auth/token-endpoint-auth-none',
+  'auth/scope-from-www-authenticate',
+  'auth/scope-from-scopes-supported',
+  'auth/scope-omitted-when-undefined',
+];
+const STATELESS_SCENARIOS = [
+  'tools_call',
+  'request-metadata',
+  'sep-2322-client-request-state',
+  'http-standard-headers',
+  'http-custom-headers',
+  'http-invalid-tool-headers',
+];
+const DEFECTS = [
+  'no-tool-call',
+  'no-defaults',
+  'early-reconnect',
+  'old-protocol-version',
+  'no-initialized',
+  'drop-request-state',
+];
+// A server asking for input again and again is answered this many times, then refused.
+const MAX_INPUT_ROUNDS = 3;
+const STATELESS = '2026-07-28';
+// A bound on the whole scenario: the runner's own time-out is 30 s, and under dash its SIGTERM
+// never reaches this process, so the client ends itself first.
+const SCENARIO_BOUND_MS = 25_000;
+const CLIENT_INFO = { name: 'typescript-sdk-conformance-client', version: '1.0.0' };
+
+// stdout and stderr are kept by the runner (stdout.txt, stderr.txt) and by mcp-testbench.
+const log = (text) => console.error(`typescript-sdk-client: ${text}`);
+
+function parseArguments(argv) {
+  let defect = null;
+  const rest = [];
+  for (let i = 0; i < argv.length; i += 1) {
+    if (argv[i] === '--defect') {
+      defect = argv[i + 1];
+      i += 1;
+    } else {
+      rest.push(argv[i]);
+    }
+  }
+  if (defect !== null && !DEFECTS.includes(defect)) {
+    throw new Error(`unknown defect ${JSON.stringify(defect)}; known: ${DEFECTS.join(', ')}`);
+  }
+  if (rest.length === 0) {
+    throw new Error('usage: typescript_sdk_client.mjs [--defect NAME] <server URL>');
+  }
+  return { defect, url: rest[rest.length - 1] };
+}
+
+// An SSE body without its `retry:` lines, whatever the chunking (lines are cut at \n only
+// after a whole line has arrived).
+function withoutRetryField(body) {
+  let pending = '';
+  const decoder = new TextDecoder();
+  const encoder = new TextEncoder();
+  const keep = (line) => !/^retry:/.test(line);
+  return body.pipeThrough(
+    new TransformStream({
+      transform(chunk, controller) {
+        pending += decoder.decode(chunk, { stream: true });
+        const lines = pending.split('\n');
+        pending = lines.pop();
+        const kept = lines.filter(keep);
+        if (kept.length) controller.enqueue(encoder.encode(`${kept.join('\n')}\n`));
+      },
+      flush(controller) {
+        if (pending && keep(pending)) controller.enqueue(encoder.encode(pending));
+      },
+    }),
+  );
+}
+
+// The fetch the SDK's transport is given: the defect's one change to the wire.
+function fetchFor(defect) {
+  return async (url, init = {}) => {
+    const message = typeof init.body === 'string' ? JSON.parse(init.body) : undefined;
+    if (defect === 'no-initialized' && message?.method === 'notifications/initialized') {
+      log('defect: notifications/initialized not sent');
+      return new Response(null, { status: 202 });
+    }
+    if (defect === 'old-protocol-version' && message?.method === 'initialize') {
+      message.params.protocolVersion = '2024-11-05';
+      init = { ...init, body: JSON.stringify(message) };
+    }
+    const response = await fetch(url, init);
+    const sse = (response.headers.get('content-type') ?? '').includes('text/event-stream');
+    if (defect === 'early-reconnect' && sse && response.body) {
+      return new Response(withoutRetryField(response.body), {
+        status: response.status,
+        statusText: response.statusText,
+        headers: response.headers,
+      });
+    }
+    return response;
+  };
+}
+
+function transportFor(url, defect) {
+  return new StreamableHTTPClientTransport(new URL(url), {
+    fetch: fetchFor(defect),
+    // Without the server's retry field the SDK waits this; the defect reconnects at once.
+    reconnectionOptions: {
+      initialReconnectionDelay: defect === 'early-reconnect' ? 0 : 1000,
+      maxReconnectionDelay: 30_000,
+      reconnectionDelayGrowFactor: 1.5,
+      maxRetries: 2,
+    },
+  });
+}
+
+async function withSdk(scenario, url, defect) {
+  // SEP-1034: the SDK fills in the schema's defaults of an accepted form when asked to.
+  const form = defect === 'no-defaults' ? {} : { applyDefaults: true };
+  const client = new Client(CLIENT_INFO, { capabilities: { elicitation: { form } } });
+  client.setRequestHandler(ElicitRequestSchema, async (request) => {
+    log(`elicitation: ${request.params.message}; accepting the form untouched`);
+    return { action: 'accept', content: {} };
+  });
+  await client.connect(transportFor(url, defect));
+  try {
+    if (scenario === 'initialize') {
+      log(`initialized with ${JSON.stringify(client.getServerVersion())}`);
+    } else if (scenario === 'tools_call') {
+      const { tools } = await client.listTools();
+      log(`tools: ${tools.map((tool) => tool.name).join(', ')}`);
+      if (defect !== 'no-tool-call') {
+        const result = await client.callTool({ name: 'add_numbers', arguments: { a: 5, b: 3 } });
+        log(`add_numbers: ${JSON.stringify(result)}`);
+      }
+    } else if (scenario === 'elicitation-sep1034-client-defaults') {
+      const name = 'test_client_elicitation_defaults';
+      const result = await client.callTool({ name, arguments: {} });
+      log(`elicitation tool: ${JSON.stringify(result)}`);
+    } else if (scenario === 'sse-retry') {
+      const result = await client.callTool({ name: 'test_reconnection', arguments: {} });
+      log(`test_reconnection: ${JSON.stringify(result)}`);
+    }
+  } finally {
+    await client.close();
+  }
+}
+
+// What an application keeps for the SDK's OAuth client (in memory), and the user's browser:
+// the authorization URL fetched, its redirect read, not followed.
+class HeadlessAuthorization {
+  redirectUrl = REDIRECT_URI;
+  clientMetadata = { client_name: CLIENT_INFO.name, redirect_uris: [REDIRECT_URI] };
+  redirected = null;
+
+  clientInformation() {
+    return this.client;
+  }
+  saveClientInformation(information) {
+    this.client = information;
+  }
+  tokens() {
+    return this.savedTokens;
+  }
+  saveTokens(tokens) {
+    this.savedTokens = tokens;
+  }
+  saveCodeVerifier(verifier) {
+    this.verifier = verifier;
+  }
+  codeVerifier() {
+    return this.verifier;
+  }
+  async redirectToAuthorization(authorizationUrl) {
+    const response = await fetch(authorizationUrl, { redirect: 'manual' });
+    await response.body?.cancel();
+    const location = response.headers.get('location');
+    if (!location) throw new Error(`the authorization endpoint answered ${response.status}`);
+    log(`authorization: redirected to ${location}`);
+    this.redirected = new URL(location, authorizationUrl);
+  }
+  // The code the redirect carried, once.
+  takeCode() {
+    const code = this.redirected?.searchParams.get('code') ?? null;
+    if (this.redirected && code === null) {
+      throw new Error(`the authorization was refused: ${this.redirected.search}`);
+    }
+    this.redirected = null;
+    return code;
+  }
+}
+
+async function withSdkAuthorization(url) {
+  const authorization = new HeadlessAuthorization();
+  let client;
+  let transport;
+  const connect = async () => {
+    client = new Client(CLIENT_INFO);
+    transport = new StreamableHTTPClientTransport(new URL(url), { authProvider: authorization });
+    await client.connect(transport);
+  };
+  try {
+    await connect();
+  } catch (error) {
+    // The SDK sent the user to authorize: with the code back, the application hands it to
+    // the transport and connects afresh (a transport starts once).
+    const code = error instanceof UnauthorizedError ? authorization.takeCode() : null;
+    if (code === null) throw error;
+    await transport.finishAuth(code);
+    await connect();
+  }
+  try {
+    const { tools } = await client.listTools();
+    log(`tools: ${tools.map((tool) => tool.name).join(', ')}`);
+    const result = await client.callTool({ name: 'test-tool', arguments: {} });
+    log(`test-tool: ${JSON.stringify(result)}`);
+  } finally {
+    await client.close();
+  }
+}
+
+// Every property of a requested form filled: its default, else a value of its type.
+function filledForm(schema) {
+  const byType = { boolean: true, string: '', number: 0, integer: 0 };
+  const properties = schema?.properties ?? {};
+  return Object.fromEntries(
+    Object.entries(properties).map(([name, p]) => [name, p.default ?? byType[p.type]]),
+  );
+}
+
+// A header value as 2026-07-28 carries it: plain when it is visible ASCII with inner spaces
+// only, else `=?base64?...?=` of its UTF-8 (so is a plain value that looks encoded).
+function headerValue(value) {
+  const text = typeof value === 'boolean' ? String(value) : `${value}`;
+  const plain = /^[\x21-\x7E]([\x20-\x7E]*[\x21-\x7E])?$|^$/.test(text);
+  if (plain && !/^=\?base64\?.*\?=$/.test(text)) return text;
+  return `=?base64?${Buffer.from(text, 'utf8').toString('base64')}?=`;
+}
+
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+const HEADER_TYPES = ['string', 'integer', 'boolean'];
+
+// A tool's x-mcp-header parameters ({path, name}), or the reason the tool must be left out:
+// each annotation a token, unique whatever its case, on a string, integer or boolean
+// property reached from the root through `properties` only.
+function headerParameters(inputSchema) {
+  const found = [];
+  const problems = [];
+  const walk = (schema, path) => {
+    for (const [key, value] of Object.entries(schema ?? {})) {
+      if (key === 'properties' && value && typeof value === 'object') {
+        for (const [name, property] of Object.entries(value)) {
+          if (property && typeof property === 'object' && 'x-mcp-header' in property) {
+            found.push({ path: [...path, name], name: property['x-mcp-header'], property });
+          }
+          walk(property, [...path, name]);
+        }
+      } else if (key !== 'x-mcp-header') {
+        const hidden = JSON.stringify(value ?? null).includes('"x-mcp-header"');
+        if (hidden) problems.push(`an x-mcp-header under ${[...path, key].join('.')}`);
+      }
+    }
+  };
+  walk(inputSchema, []);
+  const seen = new Set();
+  for (const { path, name, property } of found) {
+    const where = path.join('.');
+    if (typeof name !== 'string' || !TOKEN.test(name)) {
+      problems.push(`${where}: ${JSON.stringify(name)} is not a header name token`);
+    } else if (seen.has(name.toLowerCase())) {
+      problems.push(`${where}: ${name} is not unique`);
+    } else if (!HEADER_TYPES.includes(property.type)) {
+      problems.push(`${where}: a ${JSON.stringify(property.type)} cannot be a header`);
+    }
+    if (typeof name === 'string') seen.add(name.toLowerCase());
+  }
+  if (problems.length) return { problems };
+  return { parameters: found.map(({ path, name }) => ({ path, name })) };
+}
+
+// The Mcp-Param-* headers of a call: each annotated argument present (null is absent).
+function parameterHeaders(parameters, args) {
+  const headers = {};
+  for (const { path, name } of parameters ?? []) {
+    const value = path.reduce((at, key) => (at == null ? undefined : at[key]), args);
+    if (value !== undefined && value !== null) headers[`mcp-param-${name}`] = headerValue(value);
+  }
+  return headers;
+}
+
+// The request's standard headers (2026-07-28): the method, and the name it acts on.
+function standardHeaders(method, params) {
+  const headers = { 'mcp-method': method };
+  const name = method === 'resources/read' ? params.uri : params.name;
+  if (['tools/call', 'prompts/get', 'resources/read'].includes(method) && name !== undefined) {
+    headers['mcp-name'] = headerValue(name);
+  }
+  return headers;
+}
+
+// The answer to request `id` in a JSON body or an event stream, parsed by the SDK's schema.
+async function answerOf(response, id) {
+  const type = response.headers.get('content-type') ?? '';
+  const text = await response.text();
+  const bodies = type.includes('text/event-stream')
+    ? text.split(/\r?\n/).filter((line) => line.startsWith('data:')).map((line) => line.slice(5))
+    : [text];
+  for (const body of bodies) {
+    if (!body.trim()) continue;
+    const message = JSONRPCMessageSchema.parse(JSON.parse(body));
+    if (message.id === id && ('result' in message || 'error' in message)) return message;
+  }
+  throw new Error(`HTTP ${response.status} (${type || 'no content type'}): no answer to ${id}`);
+}
+
+// 2026-07-28: no initialize, no session; every request carries the revision in its header
+// and its `_meta`, with the client's info and capabilities.
+function statelessSession(url, firstVersion) {
+  let version = firstVersion;
+  let nextId = 0;
+  const capabilities = { elicitation: {} };
+  const headerParametersOf = new Map(); // tool name -> its x-mcp-header parameters
+  const send = async (method, params) => {
+    nextId += 1;
+    const id = nextId;
+    const _meta = {
+      'io.modelcontextprotocol/protocolVersion': version,
+      'io.modelcontextprotocol/clientInfo': CLIENT_INFO,
+      'io.modelcontextprotocol/clientCapabilities': capabilities,
+    };
+    const response = await fetch(url, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': version,
+        ...standardHeaders(method, params),
+        ...(method === 'tools/call'
+          ? parameterHeaders(headerParametersOf.get(params.name), params.arguments)
+          : {}),
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id, method, params: { ...params, _meta } }),
+      // The scenario's bound, not less: the runner starts every scenario of a set at once,
+      // and on a small machine its servers answer seconds late.
+      signal: AbortSignal.timeout(SCENARIO_BOUND_MS),
+    });
+    return answerOf(response, id);
+  };
+  const request = async (method, params = {}) => {
+    let answer = await send(method, params);
+    const supported = answer.error?.data?.supported;
+    if (answer.error?.code === -32022 && Array.isArray(supported)) {
+      // The server names the versions it speaks: take the newest this client speaks too.
+      const shared = supported.filter((v) => v >= STATELESS).sort().pop();
+      if (shared === undefined) throw new Error(`no shared version in ${supported}`);
+      log(`${method}: ${version} refused; retrying at ${shared}`);
+      version = shared;
+      answer = await send(method, params);
+    }
+    if (answer.error) throw new Error(`${method}: ${answer.error.code} ${answer.error.message}`);
+    return answer.result;
+  };
+  // tools/list, a tool with an invalid x-mcp-header left out (with a warning).
+  const listTools = async () => {
+    const { tools } = await request('tools/list');
+    return tools.filter((tool) => {
+      const { parameters, problems } = headerParameters(tool.inputSchema);
+      if (problems) log(`warning: tool ${tool.name} left out: ${problems.join('; ')}`);
+      else headerParametersOf.set(tool.name, parameters);
+      return !problems;
+    });
+  };
+  return { request, listTools };
+}
+
+// A request the server may answer with input_required (SEP-2322): each input request
+// answered (a form accepted, filled), the request retried under a new id with the answers
+// and the server's requestState, unread and unchanged.
+async function withInput(session, method, params, defect) {
+  let result = await session.request(method, params);
+  for (let round = 0; result.resultType === 'input_required'; round += 1) {
+    if (round === MAX_INPUT_ROUNDS) throw new Error(`${method}: still input_required`);
+    const inputResponses = {};
+    for (const [key, asked] of Object.entries(result.inputRequests ?? {})) {
+      if (asked.method !== 'elicitation/create') throw new Error(`cannot answer ${asked.method}`);
+      const content = filledForm(asked.params?.requestedSchema);
+      inputResponses[key] = { action: 'accept', content };
+    }
+    const retry = { ...params, inputResponses };
+    if (result.requestState !== undefined && defect !== 'drop-request-state') {
+      retry.requestState = result.requestState;
+    }
+    result = await session.request(method, retry);
+  }
+  return result;
+}
+
+async function stateless(scenario, url, defect, revision) {
+  const session = statelessSession(url, revision);
+  const show = async (label, pending) => log(`${label}: ${JSON.stringify(await pending)}`);
+  if (scenario === 'tools_call') {
+    const tools = await session.listTools();
+    log(`tools: ${tools.map((tool) => tool.name).join(', ')}`);
+    if (defect !== 'no-tool-call') {
+      const call = { name: 'add_numbers', arguments: { a: 5, b: 3 } };
+      await show('add_numbers', session.request('tools/call', call));
+    }
+  } else if (scenario === 'request-metadata') {
+    await show('server/discover', session.request('server/discover'));
+    await show('tools/list', session.request('tools/list'));
+  } else if (scenario === 'sep-2322-client-request-state') {
+    const tools = await session.listTools();
+    for (const { name } of tools) {
+      await show(name, withInput(session, 'tools/call', { name, arguments: {} }, defect));
+    }
+  } else if (scenario === 'http-standard-headers') {
+    // One request of each kind the server records headers for.
+    const tools = await session.listTools();
+    for (const { name } of tools) await show(name, session.request('tools/call', { name }));
+    const { prompts } = await session.request('prompts/list');
+    for (const { name } of prompts) await show(name, session.request('prompts/get', { name }));
+    const { resources } = await session.request('resources/list');
+    for (const { uri } of resources) await show(uri, session.request('resources/read', { uri }));
+  } else if (scenario === 'http-custom-headers') {
+    // The calls to make are the scenario's context; the tools listed first, so that their
+    // x-mcp-header parameters are known.
+    await session.listTools();
+    const { toolCalls } = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT ?? '{}');
+    for (const call of toolCalls ?? []) await show(call.name, session.request('tools/call', call));
+  } else if (scenario === 'http-invalid-tool-headers') {
+    // Every tool kept, called with a value of its type for each required argument.
+    const byType = { string: 'us-west1', integer: 1, boolean: true };
+    for (const { name, inputSchema } of await session.listTools()) {
+      const properties = inputSchema?.properties ?? {};
+      const args = Object.fromEntries(
+        (inputSchema?.required ?? []).map((key) => [key, byType[properties[key]?.type] ?? '']),
+      );
+      await show(name, session.request('tools/call', { name, arguments: args }));
+    }
+  }
+}
+
+async function main() {
+  const { defect, url } = parseArguments(process.argv.slice(2));
+  const scenario = process.env.MCP_CONFORMANCE_SCENARIO ?? '';
+  const revision = process.env.MCP_CONFORMANCE_PROTOCOL_VERSION ?? '2025-11-25';
+  log(`scenario ${JSON.stringify(scenario)} at ${revision}, server ${url}, defect ${defect}`);
+  const served =
+    revision >= STATELESS ? STATELESS_SCENARIOS : [...LEGACY_SCENARIOS, ...AUTH_SCENARIOS];
+  if (!served.includes(scenario)) {
+    // The runner runs every scenario of a set (authorization too): say so, and fail it.
+    const named = JSON.stringify(scenario);
+    throw new Error(`this client does not implement the scenario ${named} at ${revision}`);
+  }
+  if (AUTH_SCENARIOS.includes(scenario) && revision < STATELESS) {
+    await withSdkAuthorization(url);
+  } else if (revision >= STATELESS) {
+    await stateless(scenario, url, defect, revision);
+  } else {
+    await withSdk(scenario, url, defect);
+  }
+}
+
+const bound = setTimeout(() => {
+  log(`the scenario did not end within ${SCENARIO_BOUND_MS} ms`);
+  process.exit(1);
+}, SCENARIO_BOUND_MS);
+try {
+  await main();
+  clearTimeout(bound);
+  process.exit(0);
+} catch (error) {
+  log(`failed: ${error?.stack ?? error}`);
+  process.exit(1);
+}

@@ -1,7 +1,8 @@
-"""The `mcp-testbench` command line: run the suite, serve a script, validate scripts.
+"""The `mcp-testbench` command line: run the suite (or a conformance client), serve a
+script, validate scripts, record a real server into a script, fuzz a client.
 
-It lives in harness (the product side) because `run` drives pytest; `serve` and
-`validate` only call into mock_servers, which stays free of pytest.
+It lives in harness (the product side) because `run` drives pytest; `serve`, `validate`
+and `record` only call into mock_servers, which stays free of pytest.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from harness.cli._fuzz_command import add_fuzz_parser, fuzz_command
+from harness.cli._record_command import add_record_parser, record_command
 from harness.cli._run_command import DEFAULT_REPORT_DIR, INTERRUPTED_EXIT, REPORT_FILES
 from harness.protocol import REVISIONS
 from mock_servers import ScriptError, find_script, load_script, package_version
@@ -200,6 +203,8 @@ def build_parser() -> argparse.ArgumentParser:
         "a bundled script or folder (tools/list-and-call.json, tools/).",
     )
     validate.add_argument("scripts", nargs="+", type=Path, metavar="SCRIPT")
+    add_record_parser(commands, _host_port)
+    add_fuzz_parser(commands)
     return parser
 
 
@@ -552,7 +557,6 @@ def _run_conformance(args: argparse.Namespace) -> int:
             ("--client", args.client),
             ("--driver", args.driver),
             ("--transport", args.transport),
-            ("--baseline", args.baseline),
         )
         if given
     ]
@@ -561,9 +565,11 @@ def _run_conformance(args: argparse.Namespace) -> int:
         problem = "--conformance-timeout goes with --conformance-client CMD"
     elif misplaced:
         problem = (
-            "--conformance-client runs the official client scenarios (over HTTP, without a "
-            f"baseline yet): drop {' and '.join(misplaced)}, an option of the suite's runs"
+            "--conformance-client runs the official client scenarios (over HTTP): drop "
+            f"{' and '.join(misplaced)}, an option of the suite's runs"
         )
+    if problem is None and args.baseline is not None:
+        problem = _conformance_baseline_problem(args.baseline)
     if problem is not None:
         print(f"mcp-testbench run: {problem}", file=sys.stderr)
         return 2
@@ -574,8 +580,27 @@ def _run_conformance(args: argparse.Namespace) -> int:
         reports=args.report or [],
         revisions=args.revision or [],
         concurrency=args.concurrency,
+        baseline=args.baseline,
         extra=args.pytest_args,
     )
+
+
+def _conformance_baseline_problem(path: Path) -> str | None:
+    """What is wrong with a conformance run's --baseline, before pytest starts: it is the
+    official runner's expected-failures file, read as the runner reads it."""
+    from harness.official import OfficialBaselineError, load_client_baseline
+
+    if path.suffix not in (".yml", ".yaml"):
+        return (
+            f"--baseline {path}: with --conformance-client the baseline is the official "
+            "runner's expected-failures file (.yml or .yaml, 'client:' entries), judged by "
+            "its rule; a JSON baseline is the suite's"
+        )
+    try:
+        load_client_baseline(path)
+    except OfficialBaselineError as exc:
+        return f"--baseline {exc}"
+    return None
 
 
 def _baseline(args: argparse.Namespace) -> int:
@@ -608,6 +633,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         rest = argv[argv.index("--") + 1 :]
         argv = argv[: argv.index("--")]
     args = parser.parse_args(argv)
+    if args.command == "record":  # what follows `--` is the server's command
+        return record_command(args, rest)
     if rest and not hasattr(args, "pytest_args"):
         parser.error("arguments after -- go to pytest, with `run` and `baseline` only")
     if rest:
@@ -633,6 +660,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             signal.signal(signal.SIGINT, previous_int)
     if args.command == "validate":
         return _validate(args.scripts)
+    if args.command == "fuzz":
+        return fuzz_command(args)
     if args.command == "serve":
         return _serve(args, parser)
     parser.print_help(sys.stdout)

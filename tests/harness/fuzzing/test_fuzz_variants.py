@@ -8,6 +8,10 @@ from __future__ import annotations
 
 import functools
 import json
+import os
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import fuzz_variants  # tools/, on the path from conftest.py
@@ -16,10 +20,11 @@ from _machine import within
 from _mutation import verdicts
 
 from harness.clients import ReferenceClient
-from harness.fuzzing import DEFAULT_OP_TIMEOUT, by_name, fuzz, replay
+from harness.fuzzing import DEFAULT_OP_TIMEOUT, by_name, replay
 from harness.suite import SCENARIOS
 from mock_servers import load_script
 
+TOOLS = Path(fuzz_variants.__file__).resolve().parent
 _RUNS = [
     (s.id, "2025-11-25", "stdio") for s in SCENARIOS if ("2025-11-25", "stdio") in set(s.matrix())
 ]
@@ -41,33 +46,38 @@ def test_no_scripted_scenario_tells_the_variant_from_the_reference(variant: type
 def test_the_fuzzer_finds_shrinks_and_saves_the_variants_defect(
     variant: type, tmp_path: Path
 ) -> None:
+    """The search runs as a user runs it, `mcp-testbench fuzz` in a process of its own:
+    in a pytest-xdist worker that had run much of the suite before, the same seed found
+    nothing for two variants, while a fresh process finds each at once (what differs there
+    is not pinned down yet)."""
     name = variant.__name__
     expected = fuzz_variants.EXPECTED[name]
     spec = f"fuzz_variants:{name}"
     bound = within(DEFAULT_OP_TIMEOUT)  # grows with the machine's load: slow is not a hang
-    report = fuzz(
-        variant,
-        # Not 50: one run of the whole suite under pytest-xdist found no id reuse in 50
-        # (alone, the same seed finds it at once); the issue asks for 500 at most.
-        examples=200,
-        seed_value=37,
-        save_failures=tmp_path,
-        client_spec=spec,
-        op_timeout=bound,
+    argv = ["fuzz", "--client", spec, "--examples", "200", "--seed", "37"]
+    argv += ["--save-failures", str(tmp_path), "--timeout", f"{bound:.1f}"]
+    done = subprocess.run(
+        [sys.executable, "-m", "harness.cli", *argv],
+        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(TOOLS), *sys.path])},
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=within(600),
+        check=False,
     )
-    assert report.harness_faults == []
-    assert [f.violated.name for f in report.failures] == [expected]
-    failure = report.failures[0]
-    assert failure.steps <= 3, failure.plan.to_json_text()
-    assert failure.script is not None
-    assert failure.reproduced is True
+    shown = done.stdout[-3000:] + done.stderr[-2000:]
+    assert done.returncode == 1, shown
+    assert "1 failed, 1 failures saved, 0 harness faults;" in done.stdout, shown
+    (failed,) = re.findall(r"^FAIL: (\S+) .*\((\d+) steps after shrinking\)$", done.stdout, re.M)
+    assert failed[0] == expected, shown
+    assert int(failed[1]) <= 3, shown
+    (saved,) = re.findall(r"^  saved: (.+) \(reproduced\)$", done.stdout, re.M)
+    script_path = Path(saved)
     # An ordinary script: `validate` and `serve` take it as it is.
-    script = load_script(failure.script)
-    assert len(script.steps) == failure.steps
-    assert failure.replay_command.endswith(f"--replay {failure.script}")
-    assert f"--client {spec}" in failure.replay_command
-    assert failure.serve_command.startswith(f"mcp-testbench serve {failure.script} --stdio")
-    assert failure.replay_command in json.loads(failure.script.read_text())["description"]
+    script = load_script(script_path)
+    assert len(script.steps) == int(failed[1])
+    replay_command = f"--client {spec} --revision 2025-11-25 --transport stdio --replay {saved}"
+    assert replay_command in json.loads(script_path.read_text())["description"]
     # The saved script replays the failure, and it is the variant's: the reference passes.
-    assert replay(failure.script, variant, by_name([expected]), op_timeout=bound)[expected]
-    assert not any(replay(failure.script, ReferenceClient, op_timeout=bound).values())
+    assert replay(script_path, variant, by_name([expected]), op_timeout=bound)[expected]
+    assert not any(replay(script_path, ReferenceClient, op_timeout=bound).values())

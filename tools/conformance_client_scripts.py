@@ -41,6 +41,17 @@ def text(value: str) -> Json:
     return {"type": "text", "text": value}
 
 
+def _answer(label: str, expect: Json, result: Json) -> Json:
+    """A step answering every matching request, as often as asked, or never asked."""
+    return {
+        "label": label,
+        "expect": expect,
+        "reply": {"result": result},
+        "repeat": True,
+        "optional": True,
+    }
+
+
 def script(name: str, revision: str, description: str, **members: Any) -> Json:
     return {
         "format_version": 1,
@@ -66,15 +77,7 @@ def initialize() -> Json:
         "2025-11-25 (the revision it is run at).",
         server={"info": {"name": "test-server", "version": "1.0.0"}, "capabilities": {}},
         http={"path": "/", "sessions": False, "get": "405"},
-        steps=[
-            {
-                "label": "tools/list",
-                "expect": {"method": "tools/list"},
-                "reply": {"result": {"tools": []}},
-                "repeat": True,
-                "optional": True,
-            }
-        ],
+        steps=[_answer("tools/list", {"method": "tools/list"}, {"tools": []})],
     )
 
 
@@ -118,13 +121,7 @@ def tools_call(revision: str) -> Json:
         },
         http=http,
         steps=[
-            {
-                "label": "tools/list",
-                "expect": {"method": "tools/list"},
-                "reply": {"result": {"tools": [ADD_NUMBERS]}},
-                "repeat": True,
-                "optional": True,
-            },
+            _answer("tools/list", {"method": "tools/list"}, {"tools": [ADD_NUMBERS]}),
             {
                 "label": "add_numbers",
                 "expect": {"method": "tools/call", "params": {"name": "add_numbers"}},
@@ -327,20 +324,8 @@ def request_metadata() -> Json:
                 "expect": {"method": {"$type": "string"}, "id": {"$present": True}},
                 "reply": {"status": 400, "error": UNSUPPORTED_FIRST},
             },
-            {
-                "label": "tools/list",
-                "expect": {"method": "tools/list"},
-                "reply": {"result": {"tools": []}},
-                "repeat": True,
-                "optional": True,
-            },
-            {
-                "label": "tools/call",
-                "expect": {"method": "tools/call"},
-                "reply": {"result": {"content": []}},
-                "repeat": True,
-                "optional": True,
-            },
+            _answer("tools/list", {"method": "tools/list"}, {"tools": []}),
+            _answer("tools/call", {"method": "tools/call"}, {"content": []}),
         ],
     )
 
@@ -418,13 +403,7 @@ def request_state() -> Json:
         },
         http={"path": "/mcp"},
         steps=[
-            {
-                "label": "tools/list",
-                "expect": {"method": "tools/list"},
-                "reply": {"result": {"tools": MRTR_TOOLS}},
-                "repeat": True,
-                "optional": True,
-            },
+            _answer("tools/list", {"method": "tools/list"}, {"tools": MRTR_TOOLS}),
             {
                 "label": "echo_state asks",
                 "expect": _mrtr_call("test_mrtr_echo_state", retry=False),
@@ -438,13 +417,11 @@ def request_state() -> Json:
                 "repeat": True,
                 "optional": True,
             },
-            {
-                "label": "echo_state retried",
-                "expect": _mrtr_call("test_mrtr_echo_state", retry=True),
-                "reply": {"result": {"content": [text("echo-state-ok")]}},
-                "repeat": True,
-                "optional": True,
-            },
+            _answer(
+                "echo_state retried",
+                _mrtr_call("test_mrtr_echo_state", retry=True),
+                {"content": [text("echo-state-ok")]},
+            ),
             {
                 "label": "no_state asks",
                 "expect": _mrtr_call("test_mrtr_no_state", retry=False),
@@ -457,20 +434,16 @@ def request_state() -> Json:
                 "repeat": True,
                 "optional": True,
             },
-            {
-                "label": "no_state retried",
-                "expect": _mrtr_call("test_mrtr_no_state", retry=True),
-                "reply": {"result": {"content": [text("no-state-ok")]}},
-                "repeat": True,
-                "optional": True,
-            },
-            {
-                "label": "unrelated",
-                "expect": {"method": "tools/call", "params": {"name": "test_mrtr_unrelated"}},
-                "reply": {"result": {"content": [text("unrelated-ok")]}},
-                "repeat": True,
-                "optional": True,
-            },
+            _answer(
+                "no_state retried",
+                _mrtr_call("test_mrtr_no_state", retry=True),
+                {"content": [text("no-state-ok")]},
+            ),
+            _answer(
+                "unrelated",
+                {"method": "tools/call", "params": {"name": "test_mrtr_unrelated"}},
+                {"content": [text("unrelated-ok")]},
+            ),
             {
                 "label": "no_result_type",
                 "expect": _mrtr_call("test_mrtr_no_result_type", retry=False),
@@ -482,13 +455,11 @@ def request_state() -> Json:
                 "repeat": True,
                 "optional": True,
             },
-            {
-                "label": "no_result_type retried",
-                "expect": _mrtr_call("test_mrtr_no_result_type", retry=True),
-                "reply": {"result": {"content": [text("unexpected-retry")]}},
-                "repeat": True,
-                "optional": True,
-            },
+            _answer(
+                "no_result_type retried",
+                _mrtr_call("test_mrtr_no_result_type", retry=True),
+                {"content": [text("unexpected-retry")]},
+            ),
         ],
     )
 
@@ -508,16 +479,6 @@ def _bt_script(name: str, description: str, capabilities: Json, steps: list[Json
         http={"path": "/"},
         steps=steps,
     )
-
-
-def _answer(label: str, expect: Json, result: Json) -> Json:
-    return {
-        "label": label,
-        "expect": expect,
-        "reply": {"result": result},
-        "repeat": True,
-        "optional": True,
-    }
 
 
 HEADER_TOOLS = [
@@ -825,20 +786,12 @@ def auth_protected_server(
         http={"path": "/mcp", "sessions": False, "reply_as": "sse", "get": "405"},
         auth=auth,
         steps=[
-            {
-                "label": "tools/list",
-                "expect": {"method": "tools/list"},
-                "reply": {"result": {"tools": [TEST_TOOL]}},
-                "repeat": True,
-                "optional": True,
-            },
-            {
-                "label": "test-tool",
-                "expect": {"method": "tools/call", "params": {"name": "test-tool"}},
-                "reply": {"result": {"content": [text("test")]}},
-                "repeat": True,
-                "optional": True,
-            },
+            _answer("tools/list", {"method": "tools/list"}, {"tools": [TEST_TOOL]}),
+            _answer(
+                "test-tool",
+                {"method": "tools/call", "params": {"name": "test-tool"}},
+                {"content": [text("test")]},
+            ),
         ],
     )
 

@@ -175,11 +175,14 @@ def _causes(run: ScenarioRun) -> tuple[list[RootCause], RootCause | None]:
 
 
 def _own_verdict(run: ScenarioRun, check_id: str) -> Verdict | None:
-    """A check's verdict on the run as if nothing had failed, when it applies to it."""
-    check = CATALOGUE.get(check_id)
-    if check is None or not check.applies(run.revision, run.transport):
-        return None
-    return _rule(check, run, _absent)
+    """A check's verdict on the run as if nothing had failed, when it applies to it: once
+    per run, however many causes and failed calls ask (each failed call asks every check)."""
+    own: dict[str, Verdict | None] = run.cache.setdefault("own_verdicts", {})
+    if check_id not in own:
+        check = CATALOGUE.get(check_id)
+        applies = check is not None and check.applies(run.revision, run.transport)
+        own[check_id] = _rule(check, run, _absent) if check is not None and applies else None
+    return own[check_id]
 
 
 def _confirmed(run: ScenarioRun, cause: RootCause) -> RootCause:

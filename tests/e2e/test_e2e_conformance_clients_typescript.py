@@ -12,16 +12,17 @@ same on both sides, and each variant must fail exactly the scenario its defect i
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 from pathlib import Path
 
 import pytest
 from _served import NODE, ts_sdk_driver_missing
-from test_e2e_conformance_clients import RUN_BOUND, _checks, _line, _ours, _runner, _tier
-
-from harness.official import SCORED_CLIENT, SERVED
+from test_e2e_conformance_clients import (
+    RUN_BOUND,
+    agree_scenario_by_scenario,
+    tier_figure_is_the_runners,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -88,59 +89,17 @@ def _command(variant: str) -> str:
 def test_the_runner_and_mcp_testbench_agree_scenario_by_scenario(
     variant: str, tmp_path: Path
 ) -> None:
-    command = _command(variant)
-    ours = _ours(command, tmp_path / "ours")
-    differences = []
-    for scenario in SERVED:
-        for revision in scenario.revisions:
-            out = tmp_path / f"runner-{scenario.name}-{revision}"
-            run = _runner(
-                "--command", command, "--scenario", scenario.name,
-                "--spec-version", revision, "-o", str(out), cwd=tmp_path,
-            )  # fmt: skip
-            checks = _checks(out, scenario.name)
-            theirs = _line(scenario.name, checks)
-            mine = ours[(scenario.name, revision)]
-            if theirs != mine["line"] or _tier(checks) != mine["tier"]:
-                differences.append(
-                    f"{scenario.name} at {revision}: runner {theirs!r} (tier {_tier(checks)}), "
-                    f"mcp-testbench {mine['line']!r} (tier {mine['tier']})\n"
-                    f"  runner stderr: {run.stderr[-600:]}"
-                )
-            if scenario.name in IMPLEMENTED[revision]:
-                caught = VARIANTS[variant]
-                assert mine["runner_line"] is (caught != scenario.name), (
-                    f"{variant}: {scenario.name} at {revision}: {mine['outcome']}"
-                )
-            else:
-                assert not mine["tier"], f"{scenario.name} at {revision}: {mine['outcome']}"
-    assert differences == []
-    if variant in OURS_ONLY:
-        scenario_name, check = OURS_ONLY[variant]
-        results = json.loads((tmp_path / "ours" / "results.json").read_text("utf-8"))["results"]
-        (found,) = [
-            r
-            for r in results
-            if r["check"] == check and r["scenario"] == f"conformance:{scenario_name}"
-        ]
-        assert found["status"] == "FAIL", found
+    agree_scenario_by_scenario(
+        _command(variant),
+        VARIANTS[variant],
+        tmp_path,
+        implemented=IMPLEMENTED,
+        ours_only=OURS_ONLY.get(variant),
+    )
 
 
 def test_the_tier_figure_is_the_runners_count(tmp_path: Path) -> None:
-    command = _command("typescript-sdk")
-    ours = _ours(command, tmp_path / "ours")
-    for revision, scored in SCORED_CLIENT.items():
-        out = tmp_path / f"runner-{revision}"
-        run = _runner(
-            "--command", command, "--requirements", revision, "-o", str(out), cwd=tmp_path
-        )
-        theirs = {name for name in scored if _tier(_checks(out, name))}
-        served = {s.name for s in SERVED if revision in s.revisions}
-        mine = {name for name in served if ours[(name, revision)]["tier"]}
-        # The client implements only the served scenarios: the runner passes no other.
-        assert theirs == mine, run.stdout[-2000:]
-        for name in served:
-            assert ours[(name, revision)]["line"] in run.stdout
+    tier_figure_is_the_runners(_command("typescript-sdk"), tmp_path)
 
 
 @pytest.mark.parametrize(

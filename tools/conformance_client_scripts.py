@@ -751,7 +751,53 @@ def invalid_tool_headers() -> Json:
     )
 
 
-# -- authorization (2025-11-25) ---------------------------------------------------------------
+# -- json-schema-ref-no-deref (2026-07-28; `Hs`, its tool from `Vs`) ------------------------
+
+#: Where the official server's canary schema is, on its own origin: any request for it
+#: means the client dereferenced the tool schema's network `$ref`.
+CANARY_PATH = "/canary/profile-schema.json"
+CANARY_SCHEMA: Json = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "object",
+    "properties": {"displayName": {"type": "string"}},
+}
+LOOKUP_USER: Json = {
+    "name": "lookup_user",
+    "description": "Look up a user profile by id",
+    "inputSchema": {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "$defs": {"userId": {"type": "string", "pattern": "^[a-z0-9-]+$"}},
+        "properties": {
+            "id": {"$ref": "#/$defs/userId"},
+            "profile": {"$ref": {"$base_url": CANARY_PATH}},
+        },
+        "required": ["id"],
+    },
+}
+
+
+def json_schema_ref_no_deref() -> Json:
+    return script(
+        "json-schema-ref-no-deref",
+        MODERN,
+        "The official `json-schema-ref-no-deref` scenario's server: POST /mcp, SSE answers "
+        "(its SDK transport's), serverInfo json-schema-ref-deref-server; one tool "
+        "lookup_user whose inputSchema has a same-document $ref and a $ref to "
+        f"{CANARY_PATH} on the server's own origin (http://localhost:PORT), which a client "
+        "must not fetch. The canary schema is served there, as there, and every request "
+        "for it is in the transcript. No tools/call is answered (the official server has "
+        "no handler for it).",
+        server={
+            "info": {"name": "json-schema-ref-deref-server", "version": "1.0.0"},
+            "capabilities": {"tools": {}},
+        },
+        http={"path": "/mcp", "reply_as": "sse", "documents": {CANARY_PATH: CANARY_SCHEMA}},
+        steps=[_answer("tools/list", {"method": "tools/list"}, {"tools": [LOOKUP_USER]})],
+    )
+
+
+# -- authorization (2025-11-25 and 2026-07-28) ------------------------------------------------
 #
 # The runner's auth scenarios share two servers: `J`, the authorization server (its own
 # port; metadata with response_types [code], grant types authorization_code and
@@ -767,23 +813,31 @@ TEST_TOOL: Json = {"name": "test-tool", "inputSchema": {"type": "object"}}
 def auth_protected_server(
     name: str, description: str, auth: Json, revision: str = HANDSHAKE
 ) -> Json:
-    """An auth scenario's script: `X`'s MCP server (stateless, SSE answers, POST only,
-    serverInfo auth-prm-pathbased-server, test-tool) behind the OAuth mock `auth`."""
+    """An auth scenario's script: `X`'s MCP server (up to 2025-11-25 stateless, SSE
+    answers, POST only, serverInfo auth-prm-pathbased-server; at 2026-07-28 the stateless
+    revision's server, JSON answers; test-tool) behind the OAuth mock `auth`."""
+    modern = revision == MODERN
+    wire = (
+        "the 2026-07-28 stateless server (server/discover, _meta on every request, JSON answers)"
+        if modern
+        else "the stateless server (SSE answers, POST only)"
+    )
+    http: Json = {"path": "/mcp"}
+    if not modern:
+        http |= {"sessions": False, "reply_as": "sse", "get": "405"}
+    info = "conformance-mock-server" if modern else "auth-prm-pathbased-server"
     return script(
         name.replace("/", "-"),
         revision,
         f"The official `{name}` scenario's servers: {description} Behind the bearer check, "
-        "the stateless server (SSE answers, POST only) with one tool, test-tool. The "
+        f"{wire} with one tool, test-tool. The "
         "official authorization server accepts any client, code and verifier (it only "
         "records them); this mock's is a conformant one, which refuses what a conformant "
         "client never sends. A registration asking for a method the server does not name "
         "gets the first it names, said in the answer (the official server answers with "
         "a secret and no method, or with its one method).",
-        server={
-            "info": {"name": "auth-prm-pathbased-server", "version": "1.0.0"},
-            "capabilities": {"tools": {}},
-        },
-        http={"path": "/mcp", "sessions": False, "reply_as": "sse", "get": "405"},
+        server={"info": {"name": info, "version": "1.0.0"}, "capabilities": {"tools": {}}},
+        http=http,
         auth=auth,
         steps=[
             _answer("tools/list", {"method": "tools/list"}, {"tools": [TEST_TOOL]}),
@@ -838,7 +892,7 @@ AUTH_METADATA_VARIANTS: dict[str, tuple[str, Json]] = {
 }
 
 
-def auth_metadata(name: str) -> Json:
+def auth_metadata(name: str, revision: str) -> Json:
     description, auth = AUTH_METADATA_VARIANTS[name]
     # The official metadata names the method none alone, and registers any client.
     server = {
@@ -846,7 +900,9 @@ def auth_metadata(name: str) -> Json:
         "registration_assigns_method": True,
         **auth["authorization_server"],
     }
-    return auth_protected_server(name, description, {**auth, "authorization_server": server})
+    return auth_protected_server(
+        name, description, {**auth, "authorization_server": server}, revision
+    )
 
 
 #: `_o`: the token endpoint accepts one client authentication method only.
@@ -857,7 +913,7 @@ TOKEN_ENDPOINT_AUTH = {
 }
 
 
-def auth_token_endpoint(name: str) -> Json:
+def auth_token_endpoint(name: str, revision: str) -> Json:
     method = TOKEN_ENDPOINT_AUTH[name]
     return auth_protected_server(
         name,
@@ -874,15 +930,19 @@ def auth_token_endpoint(name: str) -> Json:
                 "registration_assigns_method": True,
             },
         },
+        revision,
     )
 
 
 #: `co`, `lo`, `uo`: where the scope a client should ask for comes from.
 AUTH_SCOPE_SOURCES: dict[str, tuple[str, Json]] = {
     "auth/scope-from-www-authenticate": (
-        "the 401 names the scope mcp:basic (the official resource also refuses, with 403, "
-        "a token without it; this mock does not).",
-        {"challenge_scope": "mcp:basic"},
+        "the 401 names the scope mcp:basic, and a token without it gets a 403 "
+        "insufficient_scope naming mcp:basic, as the official resource answers.",
+        {
+            "challenge_scope": "mcp:basic",
+            "step_up": {"methods": {"*": "mcp:basic"}, "union": False},
+        },
     ),
     "auth/scope-from-scopes-supported": (
         "the resource metadata's scopes_supported is mcp:basic mcp:read mcp:write, and the "
@@ -897,7 +957,7 @@ AUTH_SCOPE_SOURCES: dict[str, tuple[str, Json]] = {
 }
 
 
-def auth_scope(name: str) -> Json:
+def auth_scope(name: str, revision: str) -> Json:
     description, auth = AUTH_SCOPE_SOURCES[name]
     prm = {"locations": ["path"], **auth.get("protected_resource", {})}
     return auth_protected_server(
@@ -913,6 +973,7 @@ def auth_scope(name: str) -> Json:
                 "registration_assigns_method": True,
             },
         },
+        revision,
     )
 
 
@@ -920,7 +981,7 @@ def auth_scope(name: str) -> Json:
 PRE_REGISTERED = {"client_id": "pre-registered-client", "client_secret": "pre-registered-secret"}
 
 
-def auth_pre_registration() -> Json:
+def auth_pre_registration(revision: str) -> Json:
     return auth_protected_server(
         "auth/pre-registration",
         "resource metadata at the path-based location, named in the 401; an authorization "
@@ -943,6 +1004,7 @@ def auth_pre_registration() -> Json:
                 }
             ],
         },
+        revision,
     )
 
 
@@ -950,7 +1012,7 @@ def auth_pre_registration() -> Json:
 CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
 
 
-def auth_basic_cimd() -> Json:
+def auth_basic_cimd(revision: str) -> Json:
     return auth_protected_server(
         "auth/basic-cimd",
         "resource metadata at the path-based location, named in the 401; an authorization "
@@ -978,17 +1040,198 @@ def auth_basic_cimd() -> Json:
                 "registration_assigns_method": True,
             },
         },
+        revision,
+    )
+
+
+#: `fo`, `po`: the lifecycle goes through without a token, as their resources let it.
+OPEN_METHODS = ["initialize", "notifications/*"]
+
+
+def auth_scope_step_up(revision: str) -> Json:
+    return auth_protected_server(
+        "auth/scope-step-up",
+        "initialize and notifications served without a token; any other request without "
+        "one gets a 401 naming the scope mcp:basic; resource metadata at the path-based "
+        "location, named in the 401, whose scopes_supported is mcp:profile; a tools/call "
+        "needs mcp:write and any other request mcp:basic, else 403 insufficient_scope "
+        "naming the scope needed alone (the official 403 names mcp:write whatever was "
+        "lacking). Tokens carry the scope they were issued for; the authorization server "
+        "names the method none alone (a client asking for another is registered with it).",
+        {
+            "challenge_scope": "mcp:basic",
+            "protected_resource": {"locations": ["path"], "scopes_supported": ["mcp:profile"]},
+            # The official token answers carry no refresh token: a client that has one
+            # would refresh instead of authorizing for the new scope.
+            "authorization_server": {
+                "token_endpoint_auth_methods": ["none"],
+                "registration_assigns_method": True,
+                "refresh_tokens": "never",
+            },
+            "step_up": {
+                "methods": {"tools/call": "mcp:write", "*": "mcp:basic"},
+                "open_methods": OPEN_METHODS,
+                "union": False,
+            },
+        },
+        revision,
+    )
+
+
+def auth_scope_retry_limit(revision: str) -> Json:
+    return auth_protected_server(
+        "auth/scope-retry-limit",
+        "initialize and notifications served without a token; any other request without "
+        "one gets a 401 naming the scope mcp:admin, and with one (whatever it is) a 403 "
+        "insufficient_scope naming mcp:admin: the scope upgrade never succeeds; resource "
+        "metadata at the path-based location, named in the 401, whose scopes_supported is "
+        "mcp:admin. The official resource ends the test with a 410 after three 403s; this "
+        "mock goes on refusing with 403 (a client that never stops ends at its time-out). "
+        "The mock checks that a token is one it issued (a 401 otherwise), where the "
+        "official resource verifies none.",
+        {
+            "challenge_scope": "mcp:admin",
+            "protected_resource": {"locations": ["path"], "scopes_supported": ["mcp:admin"]},
+            # The official token answers carry no refresh token: a client that has one
+            # would refresh instead of authorizing for the new scope.
+            "authorization_server": {
+                "token_endpoint_auth_methods": ["none"],
+                "registration_assigns_method": True,
+                "refresh_tokens": "never",
+            },
+            "step_up": {
+                "methods": {"*": "mcp:admin"},
+                "open_methods": OPEN_METHODS,
+                "always": True,
+                "union": False,
+            },
+        },
+        revision,
     )
 
 
 def auth_scripts() -> dict[str, Json]:
     """The authorization scenarios' scripts, by their path under fixtures/conformance-clients/."""
-    made = {name: auth_metadata(name) for name in AUTH_METADATA_VARIANTS}
-    made |= {name: auth_token_endpoint(name) for name in TOKEN_ENDPOINT_AUTH}
-    made |= {name: auth_scope(name) for name in AUTH_SCOPE_SOURCES}
-    made["auth/pre-registration"] = auth_pre_registration()
-    made["auth/basic-cimd"] = auth_basic_cimd()
-    return {f"{HANDSHAKE}/{name}.json": script for name, script in made.items()}
+    made: dict[str, Json] = {}
+    for revision in (HANDSHAKE, MODERN):
+        at = {name: auth_metadata(name, revision) for name in AUTH_METADATA_VARIANTS}
+        at |= {name: auth_token_endpoint(name, revision) for name in TOKEN_ENDPOINT_AUTH}
+        at |= {name: auth_scope(name, revision) for name in AUTH_SCOPE_SOURCES}
+        at["auth/pre-registration"] = auth_pre_registration(revision)
+        at["auth/basic-cimd"] = auth_basic_cimd(revision)
+        at["auth/scope-step-up"] = auth_scope_step_up(revision)
+        at["auth/scope-retry-limit"] = auth_scope_retry_limit(revision)
+        made |= {f"{revision}/{name}.json": script for name, script in at.items()}
+    return made
+
+
+# -- authorization (2026-07-28 only) ----------------------------------------------------------
+#
+# The scenarios the runner has at 2026-07-28 alone, on the same two servers (`J`, `X`, the
+# revision's stateless server behind the bearer check). Each makes one departure, most of
+# them a deliberate fault of the authorization server or of the resource metadata that a
+# client must refuse (said so in the description, as the runner's own option names say).
+
+#: `J` as these scenarios set it up: the method none alone, any client registered.
+_MODERN_SERVER: Json = {
+    "token_endpoint_auth_methods": ["none"],
+    "registration_assigns_method": True,
+}
+
+#: Scenario -> (what its servers serve, the `auth` members beside the defaults above).
+AUTH_MODERN: dict[str, tuple[str, Json]] = {
+    "auth/resource-mismatch": (
+        "resource metadata at the path-based location, named in the 401, whose resource is "
+        "another server's (a deliberate mismatch: a client must not authorize for it).",
+        {"protected_resource": {"resource": "mismatch"}},
+    ),
+    "auth/offline-access-scope": (
+        "an authorization server whose scopes_supported is mcp:basic and offline_access "
+        "(and that supports client ID metadata documents); resource metadata naming "
+        "mcp:basic. A client that wants a refresh token asks for offline_access and "
+        "registers the refresh_token grant; this mock issues one only then.",
+        {
+            "protected_resource": {"scopes_supported": ["mcp:basic"]},
+            "authorization_server": {
+                "scopes_supported": ["mcp:basic", "offline_access"],
+                "client_id_metadata_documents": True,
+                "refresh_tokens": "offline_access",
+            },
+        },
+    ),
+    "auth/offline-access-not-supported": (
+        "an authorization server and resource metadata whose scopes_supported is mcp:basic "
+        "and mcp:read, without offline_access, which a client must then not ask for (this "
+        "mock refuses an unknown scope with invalid_scope; the official server records it "
+        "and goes on).",
+        {
+            "protected_resource": {"scopes_supported": ["mcp:basic", "mcp:read"]},
+            "authorization_server": {"scopes_supported": ["mcp:basic", "mcp:read"]},
+        },
+    ),
+    "auth/authorization-server-migration": (
+        "a 401 naming the scope mcp:basic; after the first request served with a token, "
+        "the resource moves to a second authorization server (its metadata names the new "
+        "issuer, the first's tokens get 401 invalid_token): a client must register there "
+        "anew and never present the first server's client id (the official second server "
+        "listens on a port of its own; this one is the first's issuer plus /as2).",
+        {"challenge_scope": "mcp:basic", "migrate_after": 1},
+    ),
+    "auth/iss-supported": (
+        "an authorization server that advertises the iss parameter and sends the right "
+        "one (RFC 9207).",
+        {"authorization_server": {"iss": "correct"}},
+    ),
+    "auth/iss-not-advertised": (
+        "an authorization server that neither advertises nor sends the iss parameter.",
+        {"authorization_server": {"iss": "absent"}},
+    ),
+    "auth/iss-supported-missing": (
+        "an authorization server that advertises the iss parameter and leaves it out of "
+        "the authorization response (a deliberate fault: a client must not redeem the "
+        "code).",
+        {"authorization_server": {"iss": "absent", "iss_advertised": True}},
+    ),
+    "auth/iss-wrong-issuer": (
+        "an authorization server that advertises the iss parameter and sends another "
+        "issuer's (a deliberate fault: a client must not redeem the code).",
+        {"authorization_server": {"iss": "wrong"}},
+    ),
+    "auth/iss-unexpected": (
+        "an authorization server that does not advertise the iss parameter and sends "
+        "another issuer's all the same (a deliberate fault: a client must compare it, and "
+        "not redeem the code).",
+        {"authorization_server": {"iss": "wrong", "iss_advertised": False}},
+    ),
+    "auth/iss-normalized": (
+        "an authorization server that advertises the iss parameter and sends its issuer "
+        "with a trailing slash, equal to it only once normalised (a deliberate fault: a "
+        "client compares strings, and must not redeem the code).",
+        {"authorization_server": {"iss": "normalized"}},
+    ),
+    "auth/metadata-issuer-mismatch": (
+        "authorization server metadata whose issuer is not the one its well-known URL is "
+        "formed from (a deliberate fault: a client must use none of its endpoints).",
+        {"authorization_server": {"metadata_issuer": "mismatch"}},
+    ),
+}
+
+
+def auth_modern(name: str) -> Json:
+    description, auth = AUTH_MODERN[name]
+    prm = {"locations": ["path"], **auth.get("protected_resource", {})}
+    server = {**_MODERN_SERVER, **auth.get("authorization_server", {})}
+    return auth_protected_server(
+        name,
+        description,
+        {**auth, "protected_resource": prm, "authorization_server": server},
+        MODERN,
+    )
+
+
+def auth_scripts_modern() -> dict[str, Json]:
+    """The 2026-07-28-only authorization scenarios' scripts, by their path."""
+    return {f"{MODERN}/{name}.json": auth_modern(name) for name in AUTH_MODERN}
 
 
 def scripts() -> dict[str, Json]:
@@ -1004,7 +1247,9 @@ def scripts() -> dict[str, Json]:
         f"{MODERN}/http-standard-headers.json": standard_headers(),
         f"{MODERN}/http-custom-headers.json": custom_headers(),
         f"{MODERN}/http-invalid-tool-headers.json": invalid_tool_headers(),
+        f"{MODERN}/json-schema-ref-no-deref.json": json_schema_ref_no_deref(),
         **auth_scripts(),
+        **auth_scripts_modern(),
     }
 
 

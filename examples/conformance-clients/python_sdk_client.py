@@ -27,6 +27,8 @@ and mcp-testbench fail the same scenario for it:
                          up when its one request is refused with -32022 (no retry)
     call-invalid-tool    http-invalid-tool-headers: also calls invalid_number_header, a
                          tool the SDK left out of its listing for its invalid x-mcp-header
+    deref-schema         json-schema-ref-no-deref: fetches each network `$ref` of the listed
+                         tools' input schemas (what a client must not do on its own)
     root-prm-first       auth/*: asks the root resource metadata location first (on a
                          server whose metadata is path-based)
     no-resource-parameter  auth/*: leaves the RFC 8707 `resource` parameter out of the
@@ -35,6 +37,10 @@ and mcp-testbench fail the same scenario for it:
                          (client_secret_post) even when registered for client_secret_basic
     no-scope             auth/*: leaves the scope the SDK chose (from the 401 or the
                          resource metadata) out of the authorization request
+    ignore-iss           auth/iss-*: hands the SDK the issuer it expects as the RFC 9207
+                         `iss`, whatever the authorization response carried, or did not
+    reuse-client         auth/authorization-server-migration: keeps the client the first
+                         authorization server registered for the one the resource moved to
 """
 
 from __future__ import annotations
@@ -60,6 +66,7 @@ SCENARIOS = (
     "http-standard-headers",
     "http-custom-headers",
     "http-invalid-tool-headers",
+    "json-schema-ref-no-deref",
 )
 MODERN_SCENARIOS = SCENARIOS[4:]
 DEFECTS = (
@@ -72,6 +79,7 @@ DEFECTS = (
     "altered-request-state",
     "no-retry",
     "call-invalid-tool",
+    "deref-schema",
 )
 
 
@@ -220,7 +228,38 @@ async def with_sdk_2026(scenario: str, url: str, defect: str | None) -> bool:
             if defect == "call-invalid-tool":
                 call = client.call_tool("invalid_number_header", {"score": 1.5})
                 failed |= not await logged("invalid_number_header", call)
+        elif scenario == "json-schema-ref-no-deref":
+            # List the tools and leave their schemas' `$ref`s alone: the SDK resolves none.
+            tools = await client.list_tools()
+            log(f"tools: {[tool.name for tool in tools.tools]}")
+            if defect == "deref-schema":
+                failed |= not await fetch_network_refs([t.input_schema for t in tools.tools])
     return not failed
+
+
+def network_refs(schema: Any) -> list[str]:
+    """The `$ref` values anywhere in a JSON schema that are http(s) URLs."""
+    if isinstance(schema, list):
+        return [ref for item in schema for ref in network_refs(item)]
+    if not isinstance(schema, dict):
+        return []
+    found = [v for k, v in schema.items() if k == "$ref" and str(v).startswith(("http:", "https:"))]
+    return found + [ref for value in schema.values() for ref in network_refs(value)]
+
+
+async def fetch_network_refs(schemas: list[Any]) -> bool:
+    """The deref-schema defect: GET every network `$ref`, as a resolver would."""
+    import httpx
+
+    async with httpx.AsyncClient(timeout=10) as http:
+        for ref in network_refs(schemas):
+            try:
+                response = await http.get(ref)
+            except httpx.HTTPError as error:
+                log(f"fetching {ref}: failed: {type(error).__name__}: {error}")
+                return False
+            log(f"fetched {ref}: {response.status_code} {response.text[:200]}")
+    return True
 
 
 async def altered_request_state(client: Any) -> bool:
@@ -322,8 +361,31 @@ AUTH_SCENARIOS = (
     "auth/scope-omitted-when-undefined",
     "auth/pre-registration",
     "auth/basic-cimd",
+    # The SDK steps up on a 403 insufficient_scope (the union of the scopes, SEP-2350), once
+    # per request: a scope that never suffices ends the request with the 403.
+    "auth/scope-step-up",
+    "auth/scope-retry-limit",
+    # 2026-07-28 only
+    "auth/resource-mismatch",
+    "auth/offline-access-scope",
+    "auth/offline-access-not-supported",
+    "auth/authorization-server-migration",
+    "auth/iss-supported",
+    "auth/iss-not-advertised",
+    "auth/iss-supported-missing",
+    "auth/iss-wrong-issuer",
+    "auth/iss-unexpected",
+    "auth/iss-normalized",
+    "auth/metadata-issuer-mismatch",
 )
-AUTH_DEFECTS = ("root-prm-first", "no-resource-parameter", "secret-in-body", "no-scope")
+AUTH_DEFECTS = (
+    "root-prm-first",
+    "no-resource-parameter",
+    "secret-in-body",
+    "no-scope",
+    "ignore-iss",
+    "reuse-client",
+)
 #: Where the user's browser would be sent back: nothing listens there, the client never
 #: follows the redirect (it reads the code from the Location header).
 REDIRECT_URI = "http://localhost:3030/callback"
@@ -340,10 +402,11 @@ def without(url: str, parameter: str) -> str:
     return urlunsplit(parts._replace(query=urlencode(kept)))
 
 
-async def with_sdk_auth(scenario: str, url: str, defect: str | None) -> None:
+async def with_sdk_auth(scenario: str, url: str, revision: str, defect: str | None) -> None:
     """An authorization scenario on the SDK's OAuthClientProvider (discovery, registration,
     PKCE, the resource parameter, the token), headless: the authorization endpoint's
-    redirect is read, not followed, and its query handed back as the callback's."""
+    redirect is read, not followed, and its query handed back as the callback's. At
+    2026-07-28 the SDK's client speaks the stateless revision behind the same provider."""
     from urllib.parse import parse_qs, urlsplit
 
     import httpx2
@@ -372,6 +435,10 @@ async def with_sdk_auth(scenario: str, url: str, defect: str | None) -> None:
             return self.client
 
         async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
+            if defect == "reuse-client":
+                # The SDK's binding of the credentials to their issuer (SEP-2352) undone:
+                # it then shows them to any authorization server.
+                client_info.issuer = None
             self.client = client_info
 
     redirected: list[str] = []
@@ -393,9 +460,12 @@ async def with_sdk_auth(scenario: str, url: str, defect: str | None) -> None:
         query = {k: v[0] for k, v in parse_qs(urlsplit(redirected.pop()).query).items()}
         if "code" not in query:
             raise RuntimeError(f"the authorization was refused: {query}")
-        return AuthorizationCodeResult(
-            code=query["code"], state=query.get("state"), iss=query.get("iss")
-        )
+        iss = query.get("iss")
+        metadata = provider.context.oauth_metadata
+        if defect == "ignore-iss" and metadata is not None:
+            # Whatever came (or did not), the SDK is shown the issuer it expects.
+            iss = str(metadata.issuer)
+        return AuthorizationCodeResult(code=query["code"], state=query.get("state"), iss=iss)
 
     class DefectiveTokenRequests(httpx2.AsyncBaseTransport):
         """The token request's defect: `no-resource-parameter` leaves the form's
@@ -462,7 +532,10 @@ async def with_sdk_auth(scenario: str, url: str, defect: str | None) -> None:
     transport = DefectiveTokenRequests() if defective else None
     async with (
         httpx2.AsyncClient(auth=provider, transport=transport, timeout=30) as http,
-        Client(streamable_http_client(url, http_client=http), mode="legacy") as client,
+        Client(
+            streamable_http_client(url, http_client=http),
+            mode=mode_for(revision),  # type: ignore[arg-type]
+        ) as client,
     ):
         tools = await client.list_tools()
         log(f"tools: {[tool.name for tool in tools.tools]}")
@@ -480,12 +553,12 @@ def main(argv: list[str] | None = None) -> int:
     scenario = os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
     revision = os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION", "2025-11-25")
     log(f"scenario {scenario!r} at {revision}, server {args.url}, defect {args.defect}")
-    if scenario in AUTH_SCENARIOS and revision == "2025-11-25":
-        asyncio.run(with_sdk_auth(scenario, args.url, args.defect))
+    if scenario in AUTH_SCENARIOS:
+        asyncio.run(with_sdk_auth(scenario, args.url, revision, args.defect))
         return 0
     if scenario not in SCENARIOS:
-        # The runner runs every scenario of a set (the authorization ones at 2026-07-28 too,
-        # where mcp-testbench does not serve them yet): say so, and fail it.
+        # The runner runs every scenario of a set (those this client does not do too):
+        # say so, and fail it.
         log(f"this client does not implement the scenario {scenario!r}")
         return 1
     if scenario == "sse-retry" and args.defect in (

@@ -31,16 +31,20 @@
 // fetch (`statelessSession`: the version header and `_meta` on every request, `Mcp-Method` and
 // `Mcp-Name`, the -32022 version retry, the multi round-trip retry), every answer parsed with
 // the SDK's JSON-RPC schema. It serves tools_call, request-metadata,
-// sep-2322-client-request-state and the three http-*-headers scenarios there (with the
-// tools' x-mcp-header parameters mirrored into Mcp-Param-* headers, and a tool whose
-// annotation is invalid left out).
+// sep-2322-client-request-state, the three http-*-headers scenarios (with the tools'
+// x-mcp-header parameters mirrored into Mcp-Param-* headers, and a tool whose annotation
+// is invalid left out) and json-schema-ref-no-deref (the tools listed, no `$ref` fetched)
+// there.
 //
 // The authorization scenarios served so far that need no context (auth/metadata-*,
-// auth/token-endpoint-auth-*, three auth/scope-*, at 2025-11-25) run on the SDK's own OAuth
-// client: it discovers, registers, builds the authorization URL (with the scope it chose)
-// and makes the token request; the client plays the user's browser (it fetches the URL,
-// takes the code from the redirect without following it) and hands the code back with
-// `finishAuth`.
+// auth/token-endpoint-auth-*, three auth/scope-*) run on the SDK's own OAuth client: it
+// discovers, registers, builds the authorization URL (with the scope it chose) and makes
+// the token request; the client plays the user's browser (it fetches the URL, takes the
+// code from the redirect without following it) and hands the code back, with `finishAuth`
+// up to 2025-11-25; at 2026-07-28 the stateless requests go through a fetch that adds the
+// bearer token and, on a 401, runs the SDK's `auth` with what the challenge named. The SDK
+// adds no application_type to a registration (SEP-837, 2026-07-28): the client's metadata
+// names it (native) at that revision.
 //
 // Any other scenario ends it with code 1 and the reason on stderr.
 
@@ -57,7 +61,7 @@ const sdk = (path) => import(new URL(path, SDK).href);
 const { Client } = await sdk('client/index.js');
 const { StreamableHTTPClientTransport } = await sdk('client/streamableHttp.js');
 const { ElicitRequestSchema, JSONRPCMessageSchema } = await sdk('types.js');
-const { UnauthorizedError } = await sdk('client/auth.js');
+const { UnauthorizedError, auth, extractWWWAuthenticateParams } = await sdk('client/auth.js');
 
 // What the client does: through the SDK up to 2025-11-25, by hand at 2026-07-28.
 const LEGACY_SCENARIOS = [
@@ -66,7 +70,7 @@ const LEGACY_SCENARIOS = [
   'elicitation-sep1034-client-defaults',
   'sse-retry',
 ];
-// Authorization (2025-11-25): the SDK's OAuth client, headless.
+// Authorization (2025-11-25 and 2026-07-28): the SDK's OAuth client, headless.
 const AUTH_SCENARIOS = [
   'auth/metadata-default',
   'auth/metadata-var1',
@@ -78,6 +82,24 @@ const AUTH_SCENARIOS = [
   'auth/scope-from-www-authenticate',
   'auth/scope-from-scopes-supported',
   'auth/scope-omitted-when-undefined',
+  // A 403 insufficient_scope: authorized again for the scope it names, once per challenge.
+  'auth/scope-step-up',
+  'auth/scope-retry-limit',
+];
+// Authorization at 2026-07-28 only, the same way: what the SDK does not check (the RFC 9207
+// `iss`, the metadata's issuer) is not checked here either, so those scenarios fail.
+const AUTH_MODERN_SCENARIOS = [
+  'auth/resource-mismatch',
+  'auth/offline-access-scope',
+  'auth/offline-access-not-supported',
+  'auth/authorization-server-migration',
+  'auth/iss-supported',
+  'auth/iss-not-advertised',
+  'auth/iss-supported-missing',
+  'auth/iss-wrong-issuer',
+  'auth/iss-unexpected',
+  'auth/iss-normalized',
+  'auth/metadata-issuer-mismatch',
 ];
 const STATELESS_SCENARIOS = [
   'tools_call',
@@ -86,6 +108,7 @@ const STATELESS_SCENARIOS = [
   'http-standard-headers',
   'http-custom-headers',
   'http-invalid-tool-headers',
+  'json-schema-ref-no-deref',
 ];
 const DEFECTS = [
   'no-tool-call',
@@ -97,6 +120,8 @@ const DEFECTS = [
 ];
 // A server asking for input again and again is answered this many times, then refused.
 const MAX_INPUT_ROUNDS = 3;
+// At most this many authorizations for one request (a scope that never suffices).
+const MAX_AUTHORIZATIONS = 3;
 const STATELESS = '2026-07-28';
 // A bound on the whole scenario: the runner's own time-out is 30 s, and under dash its SIGTERM
 // never reaches this process, so the client ends itself first.
@@ -226,6 +251,13 @@ class HeadlessAuthorization {
   clientMetadata = { client_name: CLIENT_INFO.name, redirect_uris: [REDIRECT_URI] };
   redirected = null;
 
+  constructor(revision) {
+    if (revision >= STATELESS) this.clientMetadata.application_type = 'native';
+    // An application that keeps its refresh tokens says so when it registers (SEP-2207):
+    // the SDK registers the metadata it is given, refresh_token or not.
+    if (revision >= STATELESS) this.clientMetadata.grant_types = ['authorization_code', 'refresh_token'];
+  }
+
   clientInformation() {
     return this.client;
   }
@@ -264,7 +296,7 @@ class HeadlessAuthorization {
 }
 
 async function withSdkAuthorization(url) {
-  const authorization = new HeadlessAuthorization();
+  const authorization = new HeadlessAuthorization('2025-11-25');
   let client;
   let transport;
   const connect = async () => {
@@ -282,14 +314,74 @@ async function withSdkAuthorization(url) {
     await transport.finishAuth(code);
     await connect();
   }
+  // A request the SDK refused for want of a token or a scope (a resource that lets the
+  // lifecycle through asks only then): the code handed back, the request made again.
+  const authorized = async (operation) => {
+    for (let round = 1; ; round += 1) {
+      try {
+        return await operation();
+      } catch (error) {
+        const code =
+          error instanceof UnauthorizedError && round < MAX_AUTHORIZATIONS
+            ? authorization.takeCode()
+            : null;
+        if (code === null) throw error;
+        await transport.finishAuth(code);
+      }
+    }
+  };
   try {
-    const { tools } = await client.listTools();
+    const { tools } = await authorized(() => client.listTools());
     log(`tools: ${tools.map((tool) => tool.name).join(', ')}`);
-    const result = await client.callTool({ name: 'test-tool', arguments: {} });
-    log(`test-tool: ${JSON.stringify(result)}`);
+    const call = () => client.callTool({ name: 'test-tool', arguments: {} });
+    log(`test-tool: ${JSON.stringify(await authorized(call))}`);
   } finally {
     await client.close();
   }
+}
+
+// 2026-07-28 behind the bearer check: the SDK's `auth` when a request is refused with 401
+// (the metadata URL and scope its challenge named), the code handed back from the redirect,
+// the request sent again with the token.
+async function statelessAuthorization(url, revision) {
+  const authorization = new HeadlessAuthorization(revision);
+  const withToken = (init) => {
+    const token = authorization.tokens()?.access_token;
+    const headers = token ? { ...init.headers, authorization: `Bearer ${token}` } : init.headers;
+    return { ...init, headers };
+  };
+  // As the SDK's transport does: on a 401, or a 403 insufficient_scope whose challenge
+  // was not already tried, authorize for the scope the challenge names, then send again;
+  // a step-up asks for that scope with those asked for before (SEP-2350, 2026-07-28).
+  let asked = '';
+  const authorizedFetch = async (input, init) => {
+    let tried = null;
+    for (;;) {
+      const response = await fetch(input, withToken(init));
+      const challenge = extractWWWAuthenticateParams(response);
+      const header = response.headers.get('www-authenticate');
+      const stepUp = response.status === 403 && challenge.error === 'insufficient_scope';
+      if (!(response.status === 401 || stepUp) || tried === header) return response;
+      tried = header;
+      await response.body?.cancel();
+      const { resourceMetadataUrl } = challenge;
+      const named = challenge.scope ?? '';
+      const scope = stepUp ? [...new Set(`${asked} ${named}`.split(' '))].join(' ').trim() : named;
+      asked = scope;
+      const options = { serverUrl: url, resourceMetadataUrl, scope: scope || undefined };
+      let result = await auth(authorization, options);
+      if (result === 'REDIRECT') {
+        const authorizationCode = authorization.takeCode();
+        result = await auth(authorization, { ...options, authorizationCode });
+      }
+      if (result !== 'AUTHORIZED') throw new Error(`not authorized: ${result}`);
+    }
+  };
+  const session = statelessSession(url, revision, authorizedFetch);
+  const tools = await session.listTools();
+  log(`tools: ${tools.map((tool) => tool.name).join(', ')}`);
+  const result = await session.request('tools/call', { name: 'test-tool', arguments: {} });
+  log(`test-tool: ${JSON.stringify(result)}`);
 }
 
 // Every property of a requested form filled: its default, else a value of its type.
@@ -388,7 +480,7 @@ async function answerOf(response, id) {
 
 // 2026-07-28: no initialize, no session; every request carries the revision in its header
 // and its `_meta`, with the client's info and capabilities.
-function statelessSession(url, firstVersion) {
+function statelessSession(url, firstVersion, fetchFn = fetch) {
   let version = firstVersion;
   let nextId = 0;
   const capabilities = { elicitation: {} };
@@ -401,7 +493,7 @@ function statelessSession(url, firstVersion) {
       'io.modelcontextprotocol/clientInfo': CLIENT_INFO,
       'io.modelcontextprotocol/clientCapabilities': capabilities,
     };
-    const response = await fetch(url, {
+    const response = await fetchFn(url, {
       method: 'POST',
       headers: {
         'content-type': 'application/json',
@@ -510,6 +602,11 @@ async function stateless(scenario, url, defect, revision) {
       );
       await show(name, session.request('tools/call', { name, arguments: args }));
     }
+  } else if (scenario === 'json-schema-ref-no-deref') {
+    // The tools listed, their schemas' `$ref`s (one to a URL) left as they are: a client
+    // resolves no network reference on its own.
+    const tools = await session.listTools();
+    log(`tools: ${tools.map((tool) => tool.name).join(', ')}`);
   }
 }
 
@@ -518,14 +615,19 @@ async function main() {
   const scenario = process.env.MCP_CONFORMANCE_SCENARIO ?? '';
   const revision = process.env.MCP_CONFORMANCE_PROTOCOL_VERSION ?? '2025-11-25';
   log(`scenario ${JSON.stringify(scenario)} at ${revision}, server ${url}, defect ${defect}`);
-  const served =
-    revision >= STATELESS ? STATELESS_SCENARIOS : [...LEGACY_SCENARIOS, ...AUTH_SCENARIOS];
+  const served = [
+    ...(revision >= STATELESS ? STATELESS_SCENARIOS : LEGACY_SCENARIOS),
+    ...AUTH_SCENARIOS,
+    ...(revision >= STATELESS ? AUTH_MODERN_SCENARIOS : []),
+  ];
   if (!served.includes(scenario)) {
     // The runner runs every scenario of a set (authorization too): say so, and fail it.
     const named = JSON.stringify(scenario);
     throw new Error(`this client does not implement the scenario ${named} at ${revision}`);
   }
-  if (AUTH_SCENARIOS.includes(scenario) && revision < STATELESS) {
+  if ([...AUTH_SCENARIOS, ...AUTH_MODERN_SCENARIOS].includes(scenario) && revision >= STATELESS) {
+    await statelessAuthorization(url, revision);
+  } else if (AUTH_SCENARIOS.includes(scenario)) {
     await withSdkAuthorization(url);
   } else if (revision >= STATELESS) {
     await stateless(scenario, url, defect, revision);

@@ -7,7 +7,10 @@ token verifier `Y` records one check per bearer token it is shown. The metadata 
 (`eo`, served by `to`) backfill a FAILURE for each step that never happened; the token
 endpoint ones (`_o`) judge how each token request authenticated, and backfill that check
 only. Both then add the RFC 8707 checks (`Qa`) from the last authorization request, the
-last token request and the last resource metadata served.
+last token request and the last resource metadata served. The step-up scenarios (`fo`,
+`po`) have a resource of their own that lets the lifecycle through unchecked and judge the
+authorization requests' scopes, or count them. At 2026-07-28 the registration route also
+judges the application type (SEP-837).
 
 Here the same rules read the mock's transcript: its `auth` entries (which server, which
 endpoint, the method and path, the resource the metadata named, whether a bearer token was
@@ -30,7 +33,7 @@ from urllib.parse import parse_qsl
 
 from harness.official._parity import OfficialVerdict
 
-__all__ = ["AUTH_RULES", "AUTH_SCENARIO_RULES", "AuthRules", "auth_verdicts"]
+__all__ = ["AUTH_RULES", "AUTH_SCENARIO_RULES", "MODERN_ONLY_AUTH", "AuthRules", "auth_verdicts"]
 
 Entry = Mapping[str, Any]
 
@@ -72,9 +75,27 @@ class AuthRules:
     pre_registered: tuple[str, str] | None = None
     """`ko`: the client id and secret each token request must carry in HTTP Basic
     (pre-registration-auth)."""
+    step_up: tuple[str, str] | None = None
+    """`fo`: the scope the first authorization request should ask for (the 401's) and the
+    one the second should add (the 403's): scope-step-up-initial, -escalation, and from
+    2026-07-28 sep-2350-scope-union-on-reauth (the first kept in the second)."""
+    retry_limit: int | None = None
+    """`po`: at most this many authorization requests (scope-retry-limit)."""
+    bearer: str = "sdk"
+    """Which bearer tokens the resource verifies: "sdk" (requireBearerAuth), "prefix"
+    (`fo`'s own middleware: an Authorization starting `Bearer `), "none" (`po`'s, which
+    verifies none)."""
 
 
 _TOKEN_AUTH = "token-endpoint-auth-method"
+_STEP_UP_INITIAL = "scope-step-up-initial"
+_STEP_UP_ESCALATION = "scope-step-up-escalation"
+_SCOPE_UNION = "sep-2350-scope-union-on-reauth"
+_RETRY_LIMIT = "scope-retry-limit"
+_APPLICATION_TYPE = "sep-837-application-type-present"
+#: The revisions the runner serves with its 2025-11-25 wire (`At`): there its registration
+#: route records no SEP-837 check.
+_HANDSHAKE_REVISIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 _PRE_REGISTRATION = "pre-registration-auth"
 _CIMD = "cimd-client-id-used"
 
@@ -89,6 +110,21 @@ _SCOPE_RULES: Mapping[str, Callable[[list[str]], bool]] = {
     "scope-from-scopes-supported": _scope_includes("mcp:basic", "mcp:read", "mcp:write"),
     "scope-omitted-when-undefined": lambda asked: not asked,
 }
+
+#: The authorization scenarios the runner has at 2026-07-28 alone.
+MODERN_ONLY_AUTH = (
+    "auth/resource-mismatch",
+    "auth/offline-access-scope",
+    "auth/offline-access-not-supported",
+    "auth/authorization-server-migration",
+    "auth/iss-supported",
+    "auth/iss-not-advertised",
+    "auth/iss-supported-missing",
+    "auth/iss-wrong-issuer",
+    "auth/iss-unexpected",
+    "auth/iss-normalized",
+    "auth/metadata-issuer-mismatch",
+)
 
 AUTH_SCENARIO_RULES: Mapping[str, AuthRules] = {
     # `to`, one per entry of `eo`: the path-based resource metadata is expected.
@@ -122,6 +158,18 @@ AUTH_SCENARIO_RULES: Mapping[str, AuthRules] = {
         f"auth/{check}": AuthRules((check,), scope_check=check, resource_checks=False)
         for check in _SCOPE_RULES
     },
+    # `fo`: the 401 names mcp:basic, a tools/call needs mcp:write (a 403 naming it alone).
+    "auth/scope-step-up": AuthRules(
+        (_STEP_UP_INITIAL, _STEP_UP_ESCALATION),
+        resource_checks=False,
+        step_up=("mcp:basic", "mcp:write"),
+        bearer="prefix",
+    ),
+    # `po`: every request with a token refused with 403; the authorizations counted.
+    "auth/scope-retry-limit": AuthRules((), resource_checks=False, retry_limit=3, bearer="none"),
+    # 2026-07-28 only: the shared servers' checks, none backfilled, no RFC 8707 checks;
+    # each scenario's own check is `_auth_parity_modern`'s.
+    **dict.fromkeys(MODERN_ONLY_AUTH, AuthRules((), resource_checks=False)),
 }
 
 
@@ -175,11 +223,13 @@ def _seq(entry: Entry) -> int:
     return int(entry.get("seq", -1))
 
 
-def _bearer_shown(request: Entry) -> str | None:
+def _bearer_shown(request: Entry, kind: str = "sdk") -> str | None:
     """The token requireBearerAuth hands its verifier: `Authorization` split on single
     spaces, the first part `bearer` (any case) and the second non-empty; else None (a
-    401 without a verification)."""
+    401 without a verification). `prefix`: what follows `Bearer ` (even nothing)."""
     value = (request.get("headers") or {}).get("authorization")
+    if kind == "prefix":
+        return value[7:] if isinstance(value, str) and value.startswith("Bearer ") else None
     if not isinstance(value, str) or not value:
         return None
     parts = value.split(" ")
@@ -197,8 +247,11 @@ def _valid_uri(value: str) -> str:
     return ""
 
 
-def auth_verdicts(scenario: str, entries: Sequence[Entry]) -> Iterator[OfficialVerdict]:
-    """The runner's checks for one of its auth scenarios, in the order it records them."""
+def auth_verdicts(
+    scenario: str, entries: Sequence[Entry], revision: str = "2025-11-25"
+) -> Iterator[OfficialVerdict]:
+    """The runner's checks for one of its auth scenarios run at `revision`, in the order
+    it records them."""
     rules = AUTH_SCENARIO_RULES[scenario]
     requests = {e.get("request"): e for e in entries if e.get("kind") == "http_request"}
     found: set[str] = set()
@@ -206,6 +259,7 @@ def auth_verdicts(scenario: str, entries: Sequence[Entry]) -> Iterator[OfficialV
     auth_resource: str | None = None
     token_resource: str | None = None
     prm_resource: str | None = None
+    authorizations = 0
 
     def verdict(check: str, ok: bool, reason: str, entry: Entry) -> OfficialVerdict:
         found.add(check)
@@ -229,7 +283,9 @@ def auth_verdicts(scenario: str, entries: Sequence[Entry]) -> Iterator[OfficialV
                 entry,
             )
         elif server == "resource" and endpoint == "mcp" and method == "POST":
-            token = _bearer_shown(request) if request is not None else None
+            if entry.get("open") or rules.bearer == "none":
+                continue  # let through, or refused, without a verification
+            token = _bearer_shown(request, rules.bearer) if request is not None else None
             if token is None:
                 continue
             issued = bool(entry.get("issued_token"))
@@ -257,6 +313,7 @@ def auth_verdicts(scenario: str, entries: Sequence[Entry]) -> Iterator[OfficialV
             challenge = query.get("code_challenge") or None
             code_method = query.get("code_challenge_method")
             auth_resource = query.get("resource")
+            authorizations += 1
             yield verdict("authorization-request", True, f"GET {path}", entry)
             yield verdict(
                 "pkce-code-challenge-sent",
@@ -291,6 +348,8 @@ def auth_verdicts(scenario: str, entries: Sequence[Entry]) -> Iterator[OfficialV
                     f"scope {scope!r}" if scope else "no scope parameter",
                     (_seq(entry),),
                 )
+            if rules.step_up is not None and authorizations <= 2:
+                yield from _step_up(rules.step_up, authorizations, query, revision, entry, found)
         elif endpoint == "token" and method == "POST":
             form = _form(request)
             token_resource = form.get("resource")
@@ -344,11 +403,60 @@ def auth_verdicts(scenario: str, entries: Sequence[Entry]) -> Iterator[OfficialV
         elif method == "POST" and str(path).endswith("/register"):
             # The route is there even when the metadata names no registration endpoint.
             yield verdict("client-registration", True, f"POST {path}", entry)
+            if revision not in _HANDSHAKE_REVISIONS:
+                # SEP-837 (2026-07-28): the registration names its application type.
+                kind = _form(request).get("application_type")
+                yield verdict(
+                    _APPLICATION_TYPE,
+                    kind in ("native", "web"),
+                    f"application_type {kind!r}" if kind is not None else "no application_type",
+                    entry,
+                )
     for check in rules.backfilled:
         if check not in found:
             yield OfficialVerdict(check, "FAILURE", f"Expected Check Missing: {check}")
+    modern = revision not in _HANDSHAKE_REVISIONS
+    if rules.step_up is not None and _STEP_UP_ESCALATION not in found and modern:
+        yield OfficialVerdict(_SCOPE_UNION, "FAILURE", "no second authorization request")
+    if rules.retry_limit is not None:
+        limit = rules.retry_limit
+        yield OfficialVerdict(
+            _RETRY_LIMIT,
+            "SUCCESS" if 0 < authorizations <= limit else "FAILURE",
+            f"{authorizations} authorization requests (at most {limit})",
+        )
     if rules.resource_checks:
         yield from _resource_checks(auth_resource, token_resource, prm_resource)
+
+
+def _step_up(
+    scopes: tuple[str, str],
+    attempt: int,
+    query: Mapping[str, str],
+    revision: str,
+    entry: Entry,
+    found: set[str],
+) -> Iterator[OfficialVerdict]:
+    """`fo`'s verdicts on its first and second authorization requests: each a SUCCESS when
+    it asked for the scope wanted, else a WARNING (a SHOULD)."""
+    scope = query.get("scope") or ""
+    asked = scope.split(" ") if scope else []
+    initial, escalated = scopes
+    said = f"scope {scope!r}" if scope else "no scope parameter"
+    judged = (
+        [(_STEP_UP_INITIAL, initial)]
+        if attempt == 1
+        else [(_STEP_UP_ESCALATION, escalated)]
+        + ([(_SCOPE_UNION, initial)] if revision not in _HANDSHAKE_REVISIONS else [])
+    )
+    for check, wanted in judged:
+        found.add(check)
+        yield OfficialVerdict(
+            check,
+            "SUCCESS" if wanted in asked else "WARNING",
+            f"{said} (wanted: {wanted})",
+            (_seq(entry),),
+        )
 
 
 def _resource_checks(
@@ -396,7 +504,7 @@ def _resource_checks(
 
 def _rule(scenario: str) -> Callable[[str, Sequence[Entry]], Iterator[OfficialVerdict]]:
     def rule(revision: str, entries: Sequence[Entry]) -> Iterator[OfficialVerdict]:
-        return auth_verdicts(scenario, entries)
+        return auth_verdicts(scenario, entries, revision)
 
     return rule
 

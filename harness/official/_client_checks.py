@@ -622,16 +622,37 @@ _INVALID_TOOL_HEADERS = ClientScenario(
     allow_client_error=True,
 )
 
+_NO_REF_DEREF = ClientScenario(
+    "json-schema-ref-no-deref",
+    ("2026-07-28",),
+    "/mcp",
+    (
+        OfficialClientCheck(
+            "sep-2106-no-network-ref-deref",
+            "always",
+            "once, at the end: FAILURE when its server never listed the tools (no POST /mcp "
+            "with a JSON body holding a tools/list request that its SDK transport took: "
+            "Accept naming application/json and text/event-stream, a known version header); "
+            "else FAILURE iff any request, of any method, came for the canary schema the "
+            "tool's network $ref names (/canary/profile-schema.json on its own origin), "
+            "else SUCCESS",
+            note="the suite has no check of its own on dereferencing tool schemas",
+        ),
+    ),
+    ours=_STATELESS_OURS,
+)
+
 SERVED += (
     _REQUEST_METADATA,
     _REQUEST_STATE,
     _STANDARD_HEADERS,
     _CUSTOM_HEADERS,
     _INVALID_TOOL_HEADERS,
+    _NO_REF_DEREF,
 )
 
 
-# -- authorization (2025-11-25) ------------------------------------------------------------------
+# -- authorization (2025-11-25 and 2026-07-28) ----------------------------------------------------
 #
 # The runner's auth scenarios share an authorization server (`J`), which records a check per
 # request it takes, and a protected resource (`X`), which records one per bearer token shown
@@ -738,6 +759,12 @@ def _auth_checks(
         )
     checks += [
         _auth_step("client-registration", "POST to the registration endpoint", steps_backfilled),
+        OfficialClientCheck(
+            _APPLICATION_TYPE,
+            "on event",
+            "per POST to the registration endpoint, at 2026-07-28 only: SUCCESS iff its "
+            "application_type is native or web, else FAILURE (SEP-837, a MUST)",
+        ),
         _auth_step("authorization-request", "GET of the authorization endpoint", steps_backfilled),
         OfficialClientCheck(
             "pkce-code-challenge-sent",
@@ -819,6 +846,11 @@ def _auth_checks(
     return tuple(checks)
 
 
+#: At 2026-07-28 the runner's registration route also judges the application type.
+_APPLICATION_TYPE = "sep-837-application-type-present"
+_AUTH_REVISIONS = ("2025-11-25", "2026-07-28")
+_MODERN_ONLY = {_APPLICATION_TYPE: ("2026-07-28",)}
+
 # Not the HTTP checks that read every POST as an MCP one (the authorization server's
 # registration and token requests are POSTs too), nor lifecycle.initialized-notification,
 # which looks for the answer to the first initialize: here the one refused with the 401.
@@ -836,7 +868,7 @@ _AUTH_OURS = (
 _AUTH_METADATA = tuple(
     ClientScenario(
         f"auth/{name}",
-        ("2025-11-25",),
+        _AUTH_REVISIONS,
         "/mcp",
         _auth_checks(
             steps_backfilled=True,
@@ -845,6 +877,7 @@ _AUTH_METADATA = tuple(
             trap_root_as=trap_as,
         ),
         ours=_AUTH_OURS,
+        only_at=_MODERN_ONLY,
     )
     for name, path_based, trap_prm, trap_as in (
         ("metadata-default", True, True, False),
@@ -856,10 +889,11 @@ _AUTH_METADATA = tuple(
 _TOKEN_ENDPOINT_AUTH = tuple(
     ClientScenario(
         f"auth/token-endpoint-auth-{short}",
-        ("2025-11-25",),
+        _AUTH_REVISIONS,
         "/mcp",
         _auth_checks(steps_backfilled=False, prm_backfilled=False, token_auth=method),
         ours=(*_AUTH_OURS, "auth.token-endpoint-auth-method"),
+        only_at=_MODERN_ONLY,
     )
     for short, method in (
         ("basic", "client_secret_basic"),
@@ -871,7 +905,7 @@ _TOKEN_ENDPOINT_AUTH = tuple(
 _SCOPE_SELECTION = tuple(
     ClientScenario(
         f"auth/{check_id}",
-        ("2025-11-25",),
+        _AUTH_REVISIONS,
         "/mcp",
         _auth_checks(
             steps_backfilled=False,
@@ -880,6 +914,7 @@ _SCOPE_SELECTION = tuple(
             resource_checks=False,
         ),
         ours=(*_AUTH_OURS, "auth.scope-selection"),
+        only_at=_MODERN_ONLY,
     )
     for check_id, rule in (
         ("scope-from-www-authenticate", "its scope includes mcp:basic, which the 401 named"),
@@ -894,7 +929,7 @@ _SCOPE_SELECTION = tuple(
 
 _PRE_REGISTRATION = ClientScenario(
     "auth/pre-registration",
-    ("2025-11-25",),
+    _AUTH_REVISIONS,
     "/mcp",
     (
         *_auth_checks(steps_backfilled=False, prm_backfilled=False, resource_checks=False),
@@ -910,7 +945,7 @@ _PRE_REGISTRATION = ClientScenario(
     ours=(*_AUTH_OURS, "auth.pre-registered-first", "auth.token-endpoint-auth-method"),
     # The registration route is there though the metadata names none: a client that
     # registers all the same gets its SUCCESS, but none is expected of it, at any revision.
-    only_at={"client-registration": ()},
+    only_at={"client-registration": (), _APPLICATION_TYPE: ()},
     # As the runner hands them to the client; the issuer is the mock's, once it listens.
     context={
         "client_id": "pre-registered-client",
@@ -921,7 +956,7 @@ _PRE_REGISTRATION = ClientScenario(
 
 _BASIC_CIMD = ClientScenario(
     "auth/basic-cimd",
-    ("2025-11-25",),
+    _AUTH_REVISIONS,
     "/mcp",
     (
         *_auth_checks(steps_backfilled=False, prm_backfilled=False, resource_checks=False),
@@ -935,7 +970,66 @@ _BASIC_CIMD = ClientScenario(
     ),
     ours=_AUTH_OURS,
     # A client that uses its document does not register; one that does gets its SUCCESS.
-    only_at={"client-registration": ()},
+    only_at={"client-registration": (), _APPLICATION_TYPE: ()},
+)
+
+# `fo`: initialize and notifications go through without a token; the 401 names mcp:basic;
+# a tools/call needs mcp:write, any other request mcp:basic (a 403 naming mcp:write alone).
+_SCOPE_STEP_UP = ClientScenario(
+    "auth/scope-step-up",
+    _AUTH_REVISIONS,
+    "/mcp",
+    (
+        *_auth_checks(steps_backfilled=False, prm_backfilled=False, resource_checks=False),
+        OfficialClientCheck(
+            "scope-step-up-initial",
+            "always",
+            "on the first authorization request: SUCCESS iff its scope includes mcp:basic, "
+            "which the 401 named, else WARNING (a SHOULD); a FAILURE when none came",
+            ("auth.scope-selection",),
+        ),
+        OfficialClientCheck(
+            "scope-step-up-escalation",
+            "always",
+            "on the second authorization request: SUCCESS iff its scope includes mcp:write, "
+            "which the 403 named, else WARNING (a SHOULD); a FAILURE when none came",
+            ("auth.step-up",),
+        ),
+        OfficialClientCheck(
+            "sep-2350-scope-union-on-reauth",
+            "always",
+            "at 2026-07-28, on the second authorization request: SUCCESS iff its scope still "
+            "includes mcp:basic (the union of what was asked and what was challenged), else "
+            "WARNING (a SHOULD); a FAILURE when no second one came",
+            note="ours names the union in its own scenario's 403; here the 403 names "
+            "mcp:write alone, as the runner's does",
+        ),
+    ),
+    ours=(*_AUTH_OURS, "auth.scope-selection", "auth.step-up"),
+    only_at={**_MODERN_ONLY, "sep-2350-scope-union-on-reauth": ("2026-07-28",)},
+)
+
+# `po`: every request with a token (but initialize and notifications) gets 403
+# insufficient_scope for mcp:admin, whatever the token: no token is verified.
+_SCOPE_RETRY_LIMIT = ClientScenario(
+    "auth/scope-retry-limit",
+    _AUTH_REVISIONS,
+    "/mcp",
+    (
+        *_auth_checks(steps_backfilled=False, prm_backfilled=False, resource_checks=False),
+        OfficialClientCheck(
+            "scope-retry-limit",
+            "always",
+            "once, at the end: SUCCESS iff the client made 1 to 3 authorization requests; a "
+            "FAILURE for none or more than 3",
+            ("auth.step-up-bounded",),
+        ),
+        OfficialClientCheck("scope-retry-auth-attempt", "info", "logged per authorization request"),
+    ),
+    ours=(*_AUTH_OURS, "auth.step-up-bounded"),
+    # Its resource verifies no token: the bearer checks are never emitted.
+    only_at={**_MODERN_ONLY, "valid-bearer-token": ()},
+    allow_client_error=True,
 )
 
 SERVED += (
@@ -944,7 +1038,214 @@ SERVED += (
     *_SCOPE_SELECTION,
     _PRE_REGISTRATION,
     _BASIC_CIMD,
+    _SCOPE_STEP_UP,
+    _SCOPE_RETRY_LIMIT,
 )
+
+
+# -- authorization (2026-07-28 only) ------------------------------------------------------------
+#
+# Eleven scenarios on the same two servers, each with one departure and a check of its own
+# (`Eo`, `es`, `ts`, `ns`, `os` to `fs`; the rules are `_auth_parity_modern`). A client that
+# does what most of them ask stops part way (it refuses what it was given), so the steps
+# after that point are not expected of it.
+
+#: The shared checks a client that stops at that point never gets (after it, in order).
+_AFTER_TOKEN = ("valid-bearer-token",)
+_AFTER_AUTHORIZATION = (
+    "token-request",
+    "pkce-code-verifier-sent",
+    "pkce-verifier-matches-challenge",
+    *_AFTER_TOKEN,
+)
+_AFTER_METADATA = (
+    "client-registration",
+    _APPLICATION_TYPE,
+    "authorization-request",
+    "pkce-code-challenge-sent",
+    "pkce-s256-method-used",
+    *_AFTER_AUTHORIZATION,
+)
+_AFTER_PRM = ("authorization-server-metadata", *_AFTER_METADATA)
+
+
+def _modern_auth(
+    name: str,
+    own: tuple[OfficialClientCheck, ...],
+    *,
+    not_expected: tuple[str, ...] = (),
+    ours: tuple[str, ...] = (),
+    allow_client_error: bool = False,
+) -> ClientScenario:
+    return ClientScenario(
+        name,
+        ("2026-07-28",),
+        "/mcp",
+        (*_auth_checks(steps_backfilled=False, prm_backfilled=False, resource_checks=False), *own),
+        ours=(*_AUTH_OURS, *ours),
+        only_at=dict.fromkeys(not_expected, ()),
+        allow_client_error=allow_client_error,
+    )
+
+
+def _declined_check(check_id: str, what: str) -> OfficialClientCheck:
+    """`as`: judged when the run ends."""
+    return OfficialClientCheck(
+        check_id,
+        "always",
+        f"once the authorization server metadata was read and the authorization endpoint "
+        f"reached: SUCCESS iff no token request came ({what}), else FAILURE; a FAILURE "
+        "('not testable') when the client never got that far",
+        ("auth.iss-validated",) if check_id == "sep-2468-client-compare-iss-supported" else (),
+    )
+
+
+def _proceeded_check(check_id: str, what: str) -> OfficialClientCheck:
+    return OfficialClientCheck(
+        check_id, "always", f"SUCCESS iff a token request came ({what}), else FAILURE"
+    )
+
+
+_ISS_DECLINED = tuple(
+    _modern_auth(
+        f"auth/{name}",
+        (_declined_check(check_id, what),),
+        not_expected=_AFTER_AUTHORIZATION,
+        ours=("auth.iss-validated",) if name == "iss-wrong-issuer" else (),
+        allow_client_error=True,
+    )
+    for name, check_id, what in (
+        (
+            "iss-supported-missing",
+            "sep-2468-client-reject-missing-iss",
+            "the advertised iss was missing",
+        ),
+        (
+            "iss-wrong-issuer",
+            "sep-2468-client-compare-iss-supported",
+            "the iss named another issuer",
+        ),
+        (
+            "iss-unexpected",
+            "sep-2468-client-compare-iss-unadvertised",
+            "an unadvertised iss named another issuer",
+        ),
+        (
+            "iss-normalized",
+            "sep-2468-client-no-normalization",
+            "the iss was the issuer plus a trailing slash",
+        ),
+    )
+)
+
+_MODERN_AUTH = (
+    _modern_auth(
+        "auth/resource-mismatch",
+        (
+            OfficialClientCheck(
+                "resource-mismatch-rejected",
+                "always",
+                "when the run ends: SUCCESS iff the resource metadata (naming another "
+                "resource) was read and no authorization request came, FAILURE when one "
+                "came; a FAILURE ('not testable') when the metadata was never read",
+                ("auth.resource-mismatch-refused",),
+            ),
+        ),
+        not_expected=_AFTER_PRM,
+        ours=("auth.resource-mismatch-refused",),
+        allow_client_error=True,
+    ),
+    _modern_auth(
+        "auth/offline-access-scope",
+        (
+            OfficialClientCheck(
+                "sep-2207-client-metadata-grant-types",
+                "always",
+                "per registration: SUCCESS iff its grant_types has refresh_token, else "
+                "WARNING (a SHOULD); INFO without a registration (the runner fetches a "
+                "client ID metadata document URL when the run ends: here INFO, as there "
+                "when the fetch fails)",
+                ("auth.refresh-grant-registered",),
+            ),
+            OfficialClientCheck(
+                "sep-2207-offline-access-requested",
+                "always",
+                "per authorization request: SUCCESS iff its scope has offline_access, else "
+                "INFO (a MAY); a FAILURE when no authorization request came",
+            ),
+        ),
+        # Both may be INFO for a client that does right (it uses a metadata document, or
+        # wants no refresh token): never expected.
+        not_expected=("sep-2207-client-metadata-grant-types", "sep-2207-offline-access-requested"),
+    ),
+    _modern_auth(
+        "auth/offline-access-not-supported",
+        (
+            OfficialClientCheck(
+                "sep-2207-offline-access-not-requested",
+                "always",
+                "per authorization request: FAILURE iff its scope has offline_access, "
+                "which the server does not list, else SUCCESS; a FAILURE when no "
+                "authorization request came",
+            ),
+        ),
+    ),
+    _modern_auth(
+        "auth/authorization-server-migration",
+        (
+            OfficialClientCheck(
+                "sep-2352-reregister-on-as-change",
+                "always",
+                "when the run ends: SUCCESS iff a registration reached the second "
+                "authorization server, else FAILURE",
+            ),
+            *(
+                OfficialClientCheck(
+                    check_id,
+                    "always",
+                    "when the run ends: FAILURE iff the client id the first server issued "
+                    "came to the second's authorization endpoint (client_id) or token "
+                    "endpoint (client_id in the form, else the Basic user), else SUCCESS",
+                    ours,
+                )
+                for check_id, ours in (
+                    ("sep-2352-no-reuse-on-as-change", ()),
+                    (
+                        "sep-2352-no-cross-as-credential-reuse",
+                        ("auth.tokens-stay-with-their-server",),
+                    ),
+                )
+            ),
+        ),
+        ours=("auth.tokens-stay-with-their-server",),
+    ),
+    _modern_auth(
+        "auth/iss-supported",
+        (_proceeded_check("sep-2468-client-compare-iss-supported", "the right iss"),),
+    ),
+    _modern_auth(
+        "auth/iss-not-advertised",
+        (_proceeded_check("sep-2468-client-proceed-no-iss", "neither advertised nor sent"),),
+    ),
+    *_ISS_DECLINED,
+    _modern_auth(
+        "auth/metadata-issuer-mismatch",
+        (
+            OfficialClientCheck(
+                "sep-2468-client-validate-metadata-issuer",
+                "always",
+                "when the run ends, the authorization server metadata (whose issuer is "
+                "another) having been read: SUCCESS iff no registration, authorization or "
+                "token request came, else FAILURE; a FAILURE ('not testable') when it was "
+                "never read",
+            ),
+        ),
+        not_expected=_AFTER_METADATA,
+        allow_client_error=True,
+    ),
+)
+
+SERVED += _MODERN_AUTH
 
 
 def served_scenario(name: str) -> ClientScenario | None:

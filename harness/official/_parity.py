@@ -161,6 +161,9 @@ def official_verdicts(
     from harness.official._auth_parity import AUTH_RULES  # the same, for authorization
 
     rules.update(AUTH_RULES)
+    from harness.official._auth_parity_modern import AUTH_RULES_MODERN  # 2026-07-28 only
+
+    rules.update(AUTH_RULES_MODERN)
     if scenario not in rules:
         raise ValueError(f"no parity rules for the client scenario {scenario!r}")
     return list(rules[scenario](revision, entries))

@@ -668,11 +668,129 @@ def _invalid_tool_headers(revision: str, entries: Sequence[Entry]) -> Iterator[O
         )
 
 
+# -- json-schema-ref-no-deref (`Hs`) ------------------------------------------------------------
+
+_NO_DEREF = "sep-2106-no-network-ref-deref"
+_CANARY_PATH = "/canary/profile-schema.json"
+# The pinned SDK's (its `Server` behind the scenario's POST /mcp route) protocol versions,
+# after the route rewrote a 2026-07-28 header to its own latest; and its batch limit.
+_SDK_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05", "2024-10-07")
+_SDK_MAX_BATCH = 100
+_REQUEST_MEMBERS = frozenset({"jsonrpc", "id", "method", "params"})
+
+
+def _canary_requests(entries: Sequence[Entry]) -> list[Entry]:
+    """`app.all(CANARY_PATH)`: every method; express matches paths ignoring case and a
+    trailing slash (the transcript's path has no query string). Its `express.json()`
+    comes first, and refuses a JSON body it cannot parse before the route counts it."""
+    return [
+        e
+        for e in entries
+        if e.get("kind") == "http_request"
+        and str(e.get("path", "")).lower().rstrip("/") == _CANARY_PATH
+        and not _express_json_refuses(e)
+    ]
+
+
+def _express_json_refuses(entry: Entry) -> bool:
+    """`express.json()` (strict): a JSON content type with a body that is not an object or
+    an array answers 400 before any route; an empty body is taken as {}."""
+    headers = entry.get("headers") or {}
+    media = str(headers.get("content-type", "")).split(";")[0].strip().lower()
+    body = str(entry.get("body", "")).strip()
+    if media != "application/json" or not body:
+        return False
+    try:
+        return not isinstance(json.loads(body), (dict, list))
+    except ValueError:
+        return True
+
+
+def _sdk_request(message: Any) -> bool:
+    """A JSON-RPC request as the SDK's strict schema parses one."""
+    return (
+        isinstance(message, dict)
+        and set(message) <= _REQUEST_MEMBERS
+        and message.get("jsonrpc") == "2.0"
+        and isinstance(message.get("method"), str)
+        and type(message.get("id")) in (str, int)
+        and isinstance(message.get("params", {}), dict)
+    )
+
+
+def _sdk_message(message: Any) -> bool:
+    """Any JSON-RPC message the SDK's transport parses (a request, a notification, a
+    response), loosely for the last three: what matters is that the batch is not refused."""
+    return isinstance(message, dict) and message.get("jsonrpc") == "2.0"
+
+
+def _lists_tools(post: _Post) -> bool:
+    """Whether the runner's route and its SDK transport let this POST reach the tools/list
+    handler (its `toolsListed`): server/discover is answered before the SDK; then the
+    transport's Accept (a substring test), Content-Type (the media type), batch,
+    message and version-header checks; a tools/list request whose cursor, if any, is a
+    string."""
+    if post.method == "server/discover":
+        return False
+    accept = post.header("accept") or ""
+    if "application/json" not in accept or "text/event-stream" not in accept:
+        return False
+    media = (post.header("content-type") or "").split(";")[0].strip().lower()
+    if media != "application/json":
+        return False
+    messages = post.body if isinstance(post.body, list) else [post.body]
+    if len(messages) > _SDK_MAX_BATCH or not all(_sdk_message(m) for m in messages):
+        return False
+    initializing = any(_sdk_request(m) and m["method"] == "initialize" for m in messages)
+    version = post.header("mcp-protocol-version")
+    if version == _MODERN:
+        version = _SDK_VERSIONS[0]
+    if not initializing and version is not None and version not in _SDK_VERSIONS:
+        return False
+    return any(
+        _sdk_request(m)
+        and m["method"] == "tools/list"
+        and isinstance(m.get("params", {}).get("cursor", ""), str)
+        for m in messages
+    )
+
+
+def _no_ref_deref(revision: str, entries: Sequence[Entry]) -> Iterator[OfficialVerdict]:
+    # One verdict at the end: was the tool schema ever listed, and was its canary fetched.
+    listed = [p for p in _posts(entries, json_only=True) if _route_is_mcp(p) and _lists_tools(p)]
+    canary = _canary_requests(entries)
+    if not listed:
+        yield OfficialVerdict(
+            _NO_DEREF,
+            "FAILURE",
+            "Client did not call tools/list against a server advertising a tool with a "
+            "network $ref",
+            tuple(int(e.get("seq", -1)) for e in canary),
+        )
+        return
+    fetched = ", ".join(f"{e.get('method')} {e.get('path')}" for e in canary[:3])
+    yield OfficialVerdict(
+        _NO_DEREF,
+        "FAILURE" if canary else "SUCCESS",
+        f"Canary URL {_CANARY_PATH} was fetched {len(canary)} time(s) ({fetched}): the "
+        "client dereferenced the network $ref of the tool's inputSchema"
+        if canary
+        else f"the client listed the tools and never requested {_CANARY_PATH}",
+        (listed[0].seq, *(int(e.get("seq", -1)) for e in canary)),
+    )
+
+
+def _route_is_mcp(post: _Post) -> bool:
+    """`app.post("/mcp")`: express ignores case and a trailing slash."""
+    return str(post.entry.get("path", "")).lower().rstrip("/") == "/mcp"
+
+
 RULES_STATELESS: Mapping[str, Rule] = {
     "request-metadata": _request_metadata,
     "sep-2322-client-request-state": _request_state,
     "http-standard-headers": _standard_headers,
     "http-custom-headers": _custom_headers,
     "http-invalid-tool-headers": _invalid_tool_headers,
+    "json-schema-ref-no-deref": _no_ref_deref,
 }
 """The rules of the 2026-07-28 scenarios, by scenario (`_parity.official_verdicts` adds them)."""

@@ -340,6 +340,10 @@ def _two_requests(run: ScenarioRun) -> list[Mapping[str, Any]]:
     return list(requests) if len(requests) >= 2 else []
 
 
+#: The refusals of the mock's bearer check (401, 403 insufficient_scope).
+_BEARER_REFUSALS = ("unauthorized", "insufficient-scope")
+
+
 @check(
     "jsonrpc.request-ids-unique",
     requirements=["RPC-2"],
@@ -366,6 +370,10 @@ def request_ids_unique(run: ScenarioRun) -> Verdict:
             session = index
         for earlier in requests[session:index]:
             if not same_id(earlier["message"]["id"], entry["message"]["id"]):
+                continue
+            if (earlier.get("refused") or {}).get("rule") in _BEARER_REFUSALS:
+                # Refused by the bearer check before the server read it: sent again with a
+                # token, it is the same request, not a second use of its id.
                 continue
             # 2026-07-28 asks only that ids of requests in flight differ.
             answer = response_to(run, earlier)

@@ -29,7 +29,7 @@ AUTH_METHODS = ("client_secret_basic", "client_secret_post", "none")
 METADATA_DOCUMENTS = ("oauth", "oidc-inserted", "oidc-appended")
 PRM_LOCATIONS = ("path", "root", "custom")
 
-IssMode = Literal["correct", "absent", "wrong"]
+IssMode = Literal["correct", "absent", "wrong", "normalized"]
 RefreshMode = Literal["always", "offline_access", "never"]
 
 
@@ -43,12 +43,31 @@ class PreRegisteredClient:
 
 @dataclass(frozen=True)
 class StepUp:
-    """A tools/call of one of `tools` needs `scope`: without it, 403 insufficient_scope.
-    `always`: every such call is refused, whatever the token (a client must stop retrying)."""
+    """A tools/call of one of `tools` needs `scope`, and a request of a method in `methods`
+    the scope named there: without it, 403 insufficient_scope. `always`: every such
+    request is refused, whatever the token (a client must stop retrying)."""
 
-    tools: tuple[str, ...]
-    scope: str
+    tools: tuple[str, ...] = ()
+    scope: str = ""
     always: bool = False
+    methods: Mapping[str, str] = field(default_factory=dict)
+    """The scope each JSON-RPC method needs; "*": every method not named (nor open)."""
+    open_methods: tuple[str, ...] = ()
+    """Methods served without a bearer check (a name ending in "/*": every method under
+    it), as a resource that lets the lifecycle through may."""
+    union: bool = True
+    """The 403 names the scopes the token has with the one needed; False: the needed one
+    alone (the client must then keep what it was granted: the union is its work)."""
+
+    def needed(self, method: str) -> str | None:
+        """The scope a request of `method` needs by `methods` (None: none)."""
+        return self.methods.get(method, self.methods.get("*"))
+
+    def is_open(self, method: str) -> bool:
+        return any(
+            method == m or (m.endswith("/*") and method.startswith(m[:-1]))
+            for m in self.open_methods
+        )
 
 
 @dataclass(frozen=True)
@@ -84,6 +103,13 @@ class AuthSettings:
     # on a host the mock cannot reach).
     metadata_document_copies: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     iss: IssMode = "correct"
+    # Whether the metadata advertises the iss parameter (RFC 9207 §3); None: unless absent.
+    # Set apart from `iss`, it makes the two deliberate mismatches a client must refuse: an
+    # advertised iss left out, and an unadvertised iss that names another issuer.
+    iss_advertised: bool | None = None
+    # "mismatch": the metadata's issuer is not the one its well-known URL is formed from,
+    # a deliberate fault a client must refuse (RFC 8414 §3.3).
+    metadata_issuer: Literal["match", "mismatch"] = "match"
     refresh_tokens: RefreshMode = "always"
     clients: tuple[PreRegisteredClient, ...] = field(default_factory=tuple)
     # 2025-03-26: no resource metadata; the MCP server's origin is the authorization
@@ -120,7 +146,14 @@ def auth_settings(raw: Mapping[str, Any]) -> AuthSettings:
         challenge_scope=raw.get("challenge_scope"),
         step_up=None
         if step is None
-        else StepUp(tuple(step["tools"]), str(step["scope"]), bool(step.get("always", False))),
+        else StepUp(
+            tuple(step.get("tools", ())),
+            str(step.get("scope", "")),
+            bool(step.get("always", False)),
+            methods={str(k): str(v) for k, v in step.get("methods", {}).items()},
+            open_methods=tuple(step.get("open_methods", ())),
+            union=bool(step.get("union", True)),
+        ),
         token_uses=raw.get("token_uses"),
         migrate_after=raw.get("migrate_after"),
         migrate_after_calls=raw.get("migrate_after_calls"),
@@ -138,6 +171,8 @@ def auth_settings(raw: Mapping[str, Any]) -> AuthSettings:
         client_id_metadata_documents=bool(server.get("client_id_metadata_documents", False)),
         metadata_document_copies=dict(server.get("metadata_document_copies", {})),
         iss=server.get("iss", defaults.iss),
+        iss_advertised=server.get("iss_advertised"),
+        metadata_issuer=server.get("metadata_issuer", defaults.metadata_issuer),
         refresh_tokens=server.get("refresh_tokens", defaults.refresh_tokens),
         clients=tuple(
             PreRegisteredClient(

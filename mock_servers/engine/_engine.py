@@ -52,7 +52,14 @@ from harness.protocol import (
 )
 from mock_servers.engine._patterns import match, matches
 from mock_servers.engine._script import Script, Step, complete_stateless_result
-from mock_servers.engine._send_gate import RESPONSE_MEMBERS, SendGate, minimal_result, split_mark
+from mock_servers.engine._send_gate import (
+    RESPONSE_MEMBERS,
+    SendGate,
+    base_url_pointers,
+    fill_base_url,
+    minimal_result,
+    split_mark,
+)
 from mock_servers.engine._transcript import Transcript
 from mock_servers.engine._version import package_version
 
@@ -233,21 +240,33 @@ class _Templates:
         # id(template) -> (its origin, its bytes, the copy sent), or None with `$request`
         self._shared: dict[int, tuple[str, bytes, Any] | None] = {}
         self._texts: dict[int, str] = {}  # id(copy) -> its JSON text, for the copies only
+        self._based: set[int] = set()  # id(template) of those with `$base_url` templates
 
-    def fill(self, template: Any, request: Mapping[str, Any], *, origin: str) -> Any:
+    def fill(
+        self, template: Any, request: Mapping[str, Any], *, origin: str, base_url: str = ""
+    ) -> Any:
+        """`template` as sent: its `$request` values from `request`, its `$base_url`
+        templates from `base_url` (the same for the engine's whole life, so a template
+        with those alone is still shared)."""
         key = id(template)
         if key not in self._shared:
+            if base_url_pointers(template):
+                self._based.add(key)
             if _mentions_request(template):
                 self._shared[key] = None
             else:
                 # Version 2: no back-references, so equal values always give equal bytes.
-                frozen = marshal.dumps(template, 2)
+                frozen = marshal.dumps(fill_base_url(template, base_url), 2)
                 sent = marshal.loads(frozen)
                 self._shared[key] = (origin, frozen, sent)
                 with contextlib.suppress(ValueError):  # NaN: the writer's encode says so
                     self._texts[id(sent)] = encode(sent)
         shared = self._shared[key]
-        return _fill(template, request) if shared is None else shared[2]
+        if shared is None:
+            return _fill(
+                fill_base_url(template, base_url) if key in self._based else template, request
+            )
+        return shared[2]
 
     def text_of(self, value: Any) -> str | None:
         """The JSON text of `value` if it is a shared copy (which `_shared` keeps alive, so
@@ -446,6 +465,9 @@ class Engine:
         # even when no step matches them (the answers a `before` request awaits).
         self._sent_request_ids: set[RequestId] = set()  # int or str: 1 and "1" stay apart
         self._templates = _Templates()
+        #: The HTTP mock's URL without its endpoint path, which fills `$base_url`
+        #: templates; set by the transport once it listens, before any request.
+        self.base_url = ""
         self._settings: dict[int, dict[str, Any]] = {}  # see _reply_settings
         # The expect steps that could match a message, by its method: a pattern naming a
         # literal method matches no other (what `matches` would say, without walking it).
@@ -676,7 +698,7 @@ class Engine:
         before_marks: list[str | None] = []
         for index, m in enumerate(reply.get("before", ())):
             filled = self._templates.fill(
-                m, as_json, origin=f"{step.label}: before message {index}"
+                m, as_json, origin=f"{step.label}: before message {index}", base_url=self.base_url
             )
             if self._may_send(filled, step, as_json):
                 sent, mark = _server_message(filled)
@@ -686,7 +708,9 @@ class Engine:
         response: Message | None = None
         status = reply.get("status")
         if "result" in reply:
-            result = self._templates.fill(reply["result"], as_json, origin=step.label)
+            result = self._templates.fill(
+                reply["result"], as_json, origin=step.label, base_url=self.base_url
+            )
             if self.stateless and isinstance(result, dict) and "violation" not in reply:
                 result = complete_stateless_result(message.method, result)
             refusal = self._input_requests_refusal(result, step, as_json)
@@ -695,7 +719,9 @@ class Engine:
             else:
                 response, status = ErrorResponse(message.id, refusal), 400
         elif "error" in reply:
-            error = self._templates.fill(reply["error"], as_json, origin=step.label)
+            error = self._templates.fill(
+                reply["error"], as_json, origin=step.label, base_url=self.base_url
+            )
             response = ErrorResponse(message.id, _error_object(error))
         elif "fault" not in reply and "body" not in reply:
             builtin = self._builtin(message)

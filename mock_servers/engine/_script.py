@@ -36,6 +36,10 @@ from harness.protocol import (
 from mock_servers.engine._auth_settings import AuthSettings, auth_settings
 from mock_servers.engine._patterns import OPERATORS, is_operator, match
 from mock_servers.engine._send_gate import (
+    BASE_URL,
+    BASE_URL_STAND_IN,
+    base_url_pointers,
+    fill_base_url,
     jsonrpc_in_text,
     split_mark,
     template_pointers,
@@ -163,6 +167,9 @@ class HttpSettings:
     legacy_post: Literal["405", "404", "400"] = "405"
     """HTTP+SSE: how a POST to the SSE endpoint is refused (a client trying Streamable
     HTTP first sees this, and falls back on any of the three)."""
+    documents: Mapping[str, Any] = field(default_factory=dict)
+    """JSON documents served at paths of their own (GET: 200 and the value), the way a
+    server serves what a tool schema's `$base_url` template points at."""
 
 
 @dataclass(frozen=True)
@@ -534,6 +541,7 @@ def _check_semantics(script: Script) -> list[Problem]:
             problems += _check_fault(script, step.raw["fault"], f"{step.pointer}/fault")
         if step.kind == "send" and "listen" in step.raw:
             problems += _check_send_listen(script, step)
+        problems += _check_base_url(script, step)
         if step.kind != "expect":
             continue
         problems += _check_gates(script, step)
@@ -606,6 +614,50 @@ def _sessions_possible(script: Script) -> bool:
         return True
     http_era = [r for r in handshake if r != "2024-11-05"]
     return "http" in script.transports and bool(http_era) and script.http.sessions
+
+
+def _check_base_url(script: Script, step: Step) -> list[Problem]:
+    """`$base_url` is the HTTP mock's own URL, filled in a reply's result, error and
+    `before` messages: not over stdio, not in what goes out as written."""
+    problems: list[Problem] = []
+    for pointer, message, _method, _mark, filled in _server_messages(step):
+        for inner in base_url_pointers(message):
+            where = pointer + _message_pointer(inner, pointer)
+            path = _resolve_pointer(message, inner)[BASE_URL]
+            if not filled:
+                problems.append(
+                    Problem(
+                        where,
+                        f"{BASE_URL} is filled in a reply's result, error and before "
+                        "messages only; here it would go out as written",
+                        "move the value into a reply, or write the URL out",
+                    )
+                )
+            elif "stdio" in script.transports:
+                problems.append(
+                    Problem(
+                        where,
+                        f"{BASE_URL} is the HTTP mock's own URL, and the script runs over stdio",
+                        'remove "stdio" from transports',
+                    )
+                )
+            if not (isinstance(path, str) and (path == "" or path.startswith("/"))):
+                problems.append(
+                    Problem(
+                        where,
+                        f"{BASE_URL} takes a path (what follows http://localhost:PORT), "
+                        f"not {json.dumps(path)}",
+                        'give a path starting with "/", e.g. {"$base_url": "/schemas/a.json"}',
+                    )
+                )
+    return problems
+
+
+def _resolve_pointer(document: Any, pointer: str) -> Any:
+    for token in pointer.split("/")[1:]:
+        token = token.replace("~1", "/").replace("~0", "~")
+        document = document[int(token)] if isinstance(document, list) else document[token]
+    return document
 
 
 def _check_send_listen(script: Script, step: Step) -> list[Problem]:
@@ -700,6 +752,15 @@ def _check_settings(script: Script) -> list[Problem]:
                         "remove it, or add a revision from 2025-03-26 to 2025-11-25",
                     )
                 )
+    for path in script.http.documents:
+        if path in (script.http.path, script.http.path.rstrip("/") + "/messages"):
+            problems.append(
+                Problem(
+                    f"/http/documents/{path.replace('~', '~0').replace('/', '~1')}",
+                    f"{path} is the MCP endpoint (or its HTTP+SSE messages path), not a document's",
+                    "serve the document at another path",
+                )
+            )
     if "legacy_post" in raw.get("http", {}) and "sse-legacy" not in script.transports:
         problems.append(
             Problem(
@@ -849,6 +910,8 @@ def _check_conformance(script: Script) -> None:
             for pointer, message, request_method, mark, filled in _server_messages(step):
                 if mark is not None:
                     continue
+                if filled:  # as sent, but for the port (`_check_base_url` places them)
+                    message = fill_base_url(message, BASE_URL_STAND_IN)
                 if is_stateless(revision) and isinstance(message.get("result"), dict):
                     # Check what the engine will really send (see complete_stateless_result).
                     result = complete_stateless_result(request_method, message["result"])

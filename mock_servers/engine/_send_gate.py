@@ -2,7 +2,7 @@
 
 A mock that breaks the spec by accident gives clients false verdicts, so each transport
 hands every message to `SendGate.admit` right before writing it: built-in answers, filled
-templates (`$request`), `before` messages, sends, SSE items, raw bodies that parse as
+templates (`$request`, and `$base_url`, the HTTP mock's own URL), `before` messages, sends, SSE items, raw bodies that parse as
 JSON-RPC, batch members. A message the script marks as a deliberate violation (per
 message: docs/scripts.md) goes out unchecked. Any other message that fails its revision's
 schema is not sent: the gate records a `mock_error` transcript entry (where, JSON pointer,
@@ -22,9 +22,13 @@ from harness.protocol import Message, Violation, request_methods, validate
 from mock_servers.engine._transcript import Transcript
 
 __all__ = [
+    "BASE_URL",
+    "BASE_URL_STAND_IN",
     "MOCK_ERROR_EXIT",
     "RESPONSE_MEMBERS",
     "SendGate",
+    "base_url_pointers",
+    "fill_base_url",
     "jsonrpc_in_text",
     "minimal_result",
     "split_mark",
@@ -125,6 +129,45 @@ def template_pointers(value: Any) -> list[str]:
 
 def _escape(token: str) -> str:
     return token.replace("~", "~0").replace("/", "~1")
+
+
+BASE_URL = "$base_url"
+"""`{"$base_url": "/path"}` in a reply: the HTTP mock's own URL without the endpoint path
+(`http://localhost:PORT`, known once it listens), then the path. A tool schema's `$ref`
+to the server's own origin is the use (docs/scripts.md)."""
+BASE_URL_STAND_IN = "http://localhost:1"
+"""What a `$base_url` template stands for when the script is checked, before any socket."""
+
+
+def _is_base_url(value: Any) -> bool:
+    return isinstance(value, dict) and len(value) == 1 and BASE_URL in value
+
+
+def base_url_pointers(value: Any) -> list[str]:
+    """The JSON pointers of the `$base_url` templates in `value`, in document order."""
+    if _is_base_url(value):
+        return [""]
+    if isinstance(value, dict):
+        members: Any = value.items()
+    elif isinstance(value, list):
+        members = enumerate(value)
+    else:
+        return []
+    return [
+        f"/{_escape(str(key))}{inner}" for key, item in members for inner in base_url_pointers(item)
+    ]
+
+
+def fill_base_url(value: Any, base_url: str) -> Any:
+    """A copy of `value` with each `$base_url` template replaced by `base_url` and its
+    path."""
+    if _is_base_url(value):
+        return f"{base_url}{value[BASE_URL]}"
+    if isinstance(value, dict):
+        return {k: fill_base_url(v, base_url) for k, v in value.items()}
+    if isinstance(value, list):
+        return [fill_base_url(v, base_url) for v in value]
+    return value
 
 
 def _stand_in(value: Any, choices: Mapping[str, Any], at: str = "") -> Any:

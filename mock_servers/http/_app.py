@@ -316,6 +316,9 @@ class HttpMock:
             text = f"Forbidden: Origin {ex.headers.get('origin', '')!r} is not allowed"
             await self._refuse(ex, 403, "origin", text, error=_error(None, SERVER_ERROR, text))
             return
+        if ex.path in self.settings.documents:
+            await self._document(ex)
+            return
         if self.auth is not None and await self._auth_gate(ex):
             return
         if self.transport == "sse-legacy":
@@ -403,6 +406,14 @@ class HttpMock:
         await self._refuse(
             ex, 405, "method-not-allowed", reason, scripted=scripted, headers={"allow": methods}
         )
+
+    async def _document(self, ex: Exchange) -> None:
+        """A document of `http.documents`: a GET gets it, any other method 405; either way
+        the request is in the transcript, for whoever asks who fetched it."""
+        if ex.method != "GET":
+            await self._not_allowed(ex, ["GET"], scripted=True)
+            return
+        await ex.respond_json(200, self.settings.documents[ex.path])
 
     async def _wrong_path(self, ex: Exchange) -> None:
         reason = f"{ex.path} is not an endpoint of the mock"

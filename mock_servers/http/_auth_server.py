@@ -4,7 +4,8 @@ One `AuthMock` per HTTP mock run whose script has an `auth` section. It answers:
 
 - on the MCP server's origin: the protected resource metadata (RFC 9728) at the
   locations the script names, and the bearer check of the MCP endpoint (401 with a
-  `WWW-Authenticate` challenge, 403 `insufficient_scope` for a step-up); with
+  `WWW-Authenticate` challenge, 403 `insufficient_scope` for a step-up: per tool or per
+  method, the methods a resource lets through unchecked recorded as "open"); with
   `legacy_2025_03_26`, the authorization server too (the 2025-03-26 arrangement);
 - on an origin of its own (a second loopback port): the authorization server, with its
   metadata (RFC 8414, OpenID Connect Discovery; a tenant path inserted or appended),
@@ -32,7 +33,7 @@ import re
 import secrets
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
@@ -78,6 +79,8 @@ class Challenge:
     headers: Mapping[str, str]
     scope: str | None = None
     """The challenge's `scope` parameter, when it has one."""
+    needed: str | None = None
+    """A 403's: the scope the request needs (the challenge may name more)."""
 
     @property
     def rule(self) -> str:
@@ -160,6 +163,18 @@ def _with_query(url: str, params: Mapping[str, str]) -> str:
     parts = urlsplit(url)
     query = "&".join(q for q in (parts.query, urlencode(params)) if q)
     return urlunsplit((parts.scheme, parts.netloc, parts.path, query, parts.fragment))
+
+
+def _request_methods(body: bytes) -> list[str]:
+    """The methods of the JSON-RPC messages in a POST body ([] when it has none)."""
+    try:
+        parsed = json.loads(body)
+    except ValueError:
+        return []
+    messages = parsed if isinstance(parsed, list) else [parsed]
+    return [
+        m["method"] for m in messages if isinstance(m, dict) and isinstance(m.get("method"), str)
+    ]
 
 
 def _bearer(headers: Mapping[str, str]) -> str | None:
@@ -278,7 +293,8 @@ class AuthMock:
         paths = self._endpoint_paths(server)
         endpoints = {name: self.server_origin + p for name, p in paths.items()}
         doc: dict[str, Any] = {
-            "issuer": self.issuer_of(server),
+            # A mismatching issuer is the script's deliberate fault (`metadata_issuer`).
+            "issuer": WRONG_ISSUER if s.metadata_issuer == "mismatch" else self.issuer_of(server),
             "authorization_endpoint": endpoints["authorize"],
             "token_endpoint": endpoints["token"],
             "response_types_supported": ["code"],
@@ -293,7 +309,7 @@ class AuthMock:
             doc["scopes_supported"] = list(s.scopes_supported)
         if s.code_challenge_methods is not None:
             doc["code_challenge_methods_supported"] = list(s.code_challenge_methods)
-        if s.iss != "absent":
+        if s.iss != "absent" if s.iss_advertised is None else s.iss_advertised:
             doc["authorization_response_iss_parameter_supported"] = True
         if s.client_id_metadata_documents:
             doc["client_id_metadata_document_supported"] = True
@@ -462,6 +478,21 @@ class AuthMock:
         """The bearer check of an MCP request (None: let it through). `tool_names`: the
         tools the request's body calls (for a step-up)."""
         s = self.settings
+        methods = _request_methods(ex.body)
+        if s.step_up is not None and methods and all(s.step_up.is_open(m) for m in methods):
+            # Served unchecked (the step-up's open methods): no token is looked at.
+            self.transcript.record(
+                "auth",
+                request=ex.number,
+                server="resource",
+                endpoint="mcp",
+                method=ex.method,
+                path=ex.path,
+                open=True,
+                status=200,
+                outcome="open",
+            )
+            return None
         query = dict(parse_qsl(ex.query, keep_blank_values=True))
         in_query = "access_token" in query
         token = _bearer(ex.headers)
@@ -509,7 +540,7 @@ class AuthMock:
         elif s.token_uses is not None and granted.uses >= s.token_uses:
             challenge = self._challenge(401, "invalid_token", "the token expired", error=True)
         else:
-            challenge = self._step_up(granted, tool_names)
+            challenge = self._step_up(granted, tool_names, methods)
             if challenge is None:
                 granted.uses += 1
         record["status"] = 200 if challenge is None else challenge.status
@@ -517,7 +548,7 @@ class AuthMock:
         if challenge is not None:
             record["reason"] = challenge.reason
             if challenge.outcome == "insufficient_scope" and s.step_up is not None:
-                record["required_scope"] = s.step_up.scope
+                record["required_scope"] = challenge.needed or s.step_up.scope
             if challenge.scope is not None:
                 record["challenge_scope"] = challenge.scope
             if self.settings.prm_in_www_authenticate and not s.legacy:
@@ -547,21 +578,27 @@ class AuthMock:
                 issuer=self.issuer_of(1),
             )
 
-    def _step_up(self, granted: _Token, tool_names: list[str]) -> Challenge | None:
+    def _step_up(
+        self, granted: _Token, tool_names: list[str], methods: list[str]
+    ) -> Challenge | None:
         step = self.settings.step_up
-        if step is None or not set(tool_names) & set(step.tools):
+        if step is None:
             return None
-        needed = set(step.scope.split())
-        if not step.always and needed <= granted.scope:
+        wanted = [step.scope] if set(tool_names) & set(step.tools) else []
+        wanted += [n for n in map(step.needed, methods) if n is not None]
+        needed = {scope for w in wanted for scope in w.split()}
+        if not needed or (not step.always and needed <= granted.scope):
             return None
-        scope = " ".join(sorted(granted.scope | needed))
-        return self._challenge(
+        named = " ".join(sorted(granted.scope | needed if step.union else needed))
+        what = " ".join(sorted(needed))
+        challenge = self._challenge(
             403,
             "insufficient_scope",
-            f"the call needs the scope {step.scope!r}",
+            f"the request needs the scope {what!r}",
             error=True,
-            scope=scope,
+            scope=named,
         )
+        return replace(challenge, needed=what)
 
     def _challenge(
         self,
@@ -705,6 +742,9 @@ class AuthMock:
             back["iss"] = self.issuer_of(server)
         elif self.settings.iss == "wrong":
             back["iss"] = WRONG_ISSUER
+        elif self.settings.iss == "normalized":
+            # Equal to the issuer only once normalised: RFC 9207 §2.4 compares strings.
+            back["iss"] = self.issuer_of(server) + "/"
         if "iss" in back:
             details["iss"] = back["iss"]
             details["iss_mismatch"] = back["iss"] != self.issuer_of(server)

@@ -166,6 +166,9 @@ class Dispatcher:
         self.shared = shared
         self.allowed_hosts = allowed_hosts
         self.path = script.http.path
+        #: The URL it listens at without the endpoint path (set once it listens), which
+        #: each session's mock fills `$base_url` templates with.
+        self.base_url = ""
         self.max_sessions = max_sessions
         self.idle_timeout = idle_timeout
         self.sessions: list[_Session] = []  # the live ones, oldest first
@@ -379,6 +382,7 @@ class Dispatcher:
             answer_timeout=self.answer_timeout,
             allowed_hosts=self.allowed_hosts,
         )
+        mock.engine.base_url = self.base_url
         session = _Session(tag, mock)
         if probe:
             self.probes.append(session)

@@ -348,6 +348,7 @@ class _Runner:
         self.port = sock.getsockname()[1]
         named = "localhost" if self.host == "localhost" else None
         self.url = _url(sock, self.mock.settings.path, named)
+        self.mock.engine.base_url = self.base_url  # for `$base_url` templates
         # One uvicorn, one loop, both ports: the authorization server shares the run's
         # state and transcript without locks.
         self._auth_sock = _bind_auth(self.mock, self.host, self.url)
@@ -503,6 +504,7 @@ def serve_http(
     try:
         socks.append(_bind(host, port))
         url = _url(socks[0], mock.settings.path)
+        mock.engine.base_url = _url(socks[0], "")  # for `$base_url` templates
         auth_sock = _bind_auth(mock, host, url)
         if auth_sock is not None:
             socks.append(auth_sock)
@@ -591,6 +593,7 @@ def serve_dev(
             transcript.close()
         raise
     url = _url(sock, dispatcher.path)
+    dispatcher.base_url = _url(sock, "")  # each session's mock fills `$base_url` with it
 
     def started() -> None:
         if ready is not None:

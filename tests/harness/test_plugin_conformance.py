@@ -14,6 +14,32 @@ import pytest
 pytest_plugins = ["pytester"]
 
 QUIET = ["-p", "no:cacheprovider"]
+# The runner's scored client sets (tests/e2e pins harness.official.SCORED_CLIENT to its
+# requirements files; importing harness here would import the suite twice under pytester).
+AUTH_BOTH = (
+    "metadata-default", "metadata-var1", "metadata-var2", "metadata-var3", "basic-cimd",
+    "scope-from-www-authenticate", "scope-from-scopes-supported",
+    "scope-omitted-when-undefined", "scope-step-up", "scope-retry-limit",
+    "token-endpoint-auth-basic", "token-endpoint-auth-post", "token-endpoint-auth-none",
+    "pre-registration",
+)  # fmt: skip
+AUTH_MODERN = (
+    "resource-mismatch", "offline-access-scope", "offline-access-not-supported",
+    "authorization-server-migration", "iss-supported", "iss-not-advertised",
+    "iss-supported-missing", "iss-wrong-issuer", "iss-unexpected", "iss-normalized",
+    "metadata-issuer-mismatch",
+)  # fmt: skip
+SCORED = {
+    "2025-11-25": (
+        "initialize", "tools_call", "elicitation-sep1034-client-defaults", "sse-retry",
+        *(f"auth/{name}" for name in AUTH_BOTH),
+    ),
+    "2026-07-28": (
+        "tools_call", "request-metadata", "sep-2322-client-request-state",
+        "http-standard-headers", "http-custom-headers", "http-invalid-tool-headers",
+        "json-schema-ref-no-deref", *(f"auth/{name}" for name in AUTH_BOTH + AUTH_MODERN),
+    ),
+}  # fmt: skip
 INITIALIZE_ONLY = ["--mcp-revision=2025-11-25", "-k", "conformance-initialize", *QUIET]
 
 # A conformance client without an SDK: the handshake, over plain HTTP, for `initialize`.
@@ -103,8 +129,8 @@ def test_a_client_that_does_nothing_passes_nothing(pytester: pytest.Pytester) ->
     assert "FAILED mcp-testbench::conformance-initialize-2025-11-25::scenario" in out
     assert "✓ initialize: 0 passed, 0 failed [2025-11-25]; here: not passed: 0 of 1" in out
     assert (
-        "mcp-testbench: tier figure: 0 of 18 scored client scenarios at 2025-11-25; 2 not "
-        "served here (not run, not counted as passed); 15 served but not run" in out
+        "mcp-testbench: tier figure: 0 of 18 scored client scenarios at 2025-11-25; 17 served "
+        "but not run (not counted as passed)" in out
     )
     payload = json.loads(report.read_text("utf-8"))
     (scenario,) = payload["scenarios"]
@@ -148,37 +174,13 @@ def test_a_client_that_outlives_the_time_out_is_a_hang(pytester: pytest.Pytester
 
 
 def test_the_run_lists_every_served_scenario(pytester: pytest.Pytester) -> None:
+    """Every scenario of both scored sets is served, each at the revision of its set."""
     result = pytester.runpytest("--mcp-conformance-client=true", "--collect-only", "-q", *QUIET)
-    runs = sorted({line.split("::")[1] for line in result.stdout.lines if line.count("::") == 2})
-    assert runs == [
-        *(
-            f"conformance-auth/{name}-2025-11-25"
-            for name in (
-                "basic-cimd",
-                "metadata-default",
-                "metadata-var1",
-                "metadata-var2",
-                "metadata-var3",
-                "pre-registration",
-                "scope-from-scopes-supported",
-                "scope-from-www-authenticate",
-                "scope-omitted-when-undefined",
-                "token-endpoint-auth-basic",
-                "token-endpoint-auth-none",
-                "token-endpoint-auth-post",
-            )
-        ),
-        "conformance-elicitation-sep1034-client-defaults-2025-11-25",
-        "conformance-http-custom-headers-2026-07-28",
-        "conformance-http-invalid-tool-headers-2026-07-28",
-        "conformance-http-standard-headers-2026-07-28",
-        "conformance-initialize-2025-11-25",
-        "conformance-request-metadata-2026-07-28",
-        "conformance-sep-2322-client-request-state-2026-07-28",
-        "conformance-sse-retry-2025-11-25",
-        "conformance-tools_call-2025-11-25",
-        "conformance-tools_call-2026-07-28",
-    ]
+    runs = {line.split("::")[1] for line in result.stdout.lines if line.count("::") == 2}
+    assert runs == {
+        f"conformance-{name}-{revision}" for revision, names in SCORED.items() for name in names
+    }
+    assert len(runs) == 18 + 32
     assert (
         "mcp-testbench::conformance-tools_call-2026-07-28::official:tool-add-numbers"
         in result.stdout.lines
@@ -189,14 +191,8 @@ def test_the_items_of_one_revision(pytester: pytest.Pytester, tmp_path: Path) ->
     result = pytester.runpytest(
         "--mcp-conformance-client=true", "--mcp-revision=2026-07-28", "--collect-only", "-q", *QUIET
     )
-    assert {line.split("::")[1] for line in result.stdout.lines if line.count("::") == 2} == {
-        "conformance-tools_call-2026-07-28",
-        "conformance-request-metadata-2026-07-28",
-        "conformance-sep-2322-client-request-state-2026-07-28",
-        "conformance-http-standard-headers-2026-07-28",
-        "conformance-http-custom-headers-2026-07-28",
-        "conformance-http-invalid-tool-headers-2026-07-28",
-    }
+    runs = {line.split("::")[1] for line in result.stdout.lines if line.count("::") == 2}
+    assert runs == {f"conformance-{name}-2026-07-28" for name in SCORED["2026-07-28"]}
 
 
 # -- the runner's expected-failures file as the baseline ------------------------------------------

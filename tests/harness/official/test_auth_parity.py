@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import collections
 import hashlib
+import json
 from typing import Any
 from urllib.parse import urlencode
 
@@ -399,3 +400,385 @@ def test_basic_cimd_wants_the_document_url_as_the_client_id() -> None:
     scenario = served_scenario("auth/basic-cimd")
     assert scenario is not None
     assert scenario_verdict(scenario, "2025-11-25", used.entries).passes
+
+
+# -- 2026-07-28: SEP-837 at registration; `fo` (scope-step-up) and `po` (scope-retry-limit) --
+
+
+def _modern(scenario: str, flow: Flow, revision: str = "2026-07-28") -> list[str]:
+    return [f"{v.id} {v.status}" for v in official_verdicts(scenario, revision, flow.entries)]
+
+
+def _registering(body: str, kind: str = "application/json") -> Flow:
+    flow = Flow().mcp(None).prm().metadata()
+    flow._request(
+        "authorization", "register", "POST", "/register", headers={"content-type": kind}, body=body
+    )
+    return flow.authorize().token().mcp()
+
+
+@pytest.mark.parametrize(
+    ("body", "status"),
+    [
+        ('{"application_type": "native"}', "SUCCESS"),
+        ('{"application_type": "web"}', "SUCCESS"),
+        ("{}", "FAILURE"),
+        ('{"application_type": "browser"}', "FAILURE"),
+        ('{"application_type": 1}', "FAILURE"),
+    ],
+)
+def test_a_registration_names_its_application_type_at_2026_07_28(body: str, status: str) -> None:
+    for name in ("auth/metadata-default", "auth/token-endpoint-auth-none", "auth/scope-step-up"):
+        verdicts = _modern(name, _registering(body))
+        assert f"sep-837-application-type-present {status}" in verdicts, name
+        # At 2025-11-25 the runner's registration judges no application type.
+        legacy = _modern(name, _registering(body), "2025-11-25")
+        assert not any(v.startswith("sep-837") for v in legacy), name
+
+
+def test_the_application_type_is_expected_where_a_client_registers_at_2026_07_28_only() -> None:
+    for name in ("auth/metadata-var1", "auth/scope-from-scopes-supported", "auth/scope-step-up"):
+        scenario = served_scenario(name)
+        assert scenario is not None
+        assert "sep-837-application-type-present" in scenario.expected("2026-07-28"), name
+        assert "sep-837-application-type-present" not in scenario.expected("2025-11-25"), name
+    for name in ("auth/pre-registration", "auth/basic-cimd"):
+        scenario = served_scenario(name)
+        assert scenario is not None
+        assert "sep-837-application-type-present" not in scenario.expected("2026-07-28"), name
+
+
+def _step_up_flow(*scopes: str) -> Flow:
+    flow = Flow().mcp(None).prm().metadata().register()
+    for scope in scopes:
+        flow.authorize(scope=scope).token().mcp()
+    return flow
+
+
+def _step_up_ids(verdicts: list[str]) -> list[str]:
+    return [v for v in verdicts if v.split()[0].startswith(("scope-step-up", "sep-2350"))]
+
+
+@pytest.mark.parametrize(
+    ("revision", "scopes", "judged"),
+    [
+        (
+            "2025-11-25",
+            ("mcp:basic", "mcp:write"),
+            ["scope-step-up-initial SUCCESS", "scope-step-up-escalation SUCCESS"],
+        ),
+        (
+            "2026-07-28",
+            ("mcp:basic", "mcp:basic mcp:write"),
+            [
+                "scope-step-up-initial SUCCESS",
+                "scope-step-up-escalation SUCCESS",
+                "sep-2350-scope-union-on-reauth SUCCESS",
+            ],
+        ),
+        # SEP-2350: the challenged scope alone drops what was granted.
+        (
+            "2026-07-28",
+            ("mcp:basic", "mcp:write"),
+            [
+                "scope-step-up-initial SUCCESS",
+                "scope-step-up-escalation SUCCESS",
+                "sep-2350-scope-union-on-reauth WARNING",
+            ],
+        ),
+        (
+            "2025-11-25",
+            ("mcp:read", "mcp:read"),
+            ["scope-step-up-initial WARNING", "scope-step-up-escalation WARNING"],
+        ),
+        # A third authorization is judged by nothing.
+        (
+            "2025-11-25",
+            ("mcp:basic", "mcp:basic mcp:write", "-"),
+            ["scope-step-up-initial SUCCESS", "scope-step-up-escalation SUCCESS"],
+        ),
+        # Never escalated, never authorized: backfilled.
+        (
+            "2026-07-28",
+            ("mcp:basic",),
+            [
+                "scope-step-up-initial SUCCESS",
+                "scope-step-up-escalation FAILURE",
+                "sep-2350-scope-union-on-reauth FAILURE",
+            ],
+        ),
+        ("2025-11-25", (), ["scope-step-up-initial FAILURE", "scope-step-up-escalation FAILURE"]),
+    ],
+)
+def test_step_up_judges_the_first_two_authorizations(
+    revision: str, scopes: tuple[str, ...], judged: list[str]
+) -> None:
+    verdicts = _modern("auth/scope-step-up", _step_up_flow(*scopes), revision)
+    assert _step_up_ids(verdicts) == judged
+    assert not any(v.startswith("resource-parameter") for v in verdicts)
+
+
+def test_step_up_verifies_a_bearer_prefix_and_never_an_open_request() -> None:
+    flow = _step_up_flow("mcp:basic")
+    bearers = [v for v in _modern("auth/scope-step-up", flow) if "bearer-token" in v]
+    assert bearers == ["valid-bearer-token SUCCESS"]
+    # initialize and notifications go through unchecked: no verification.
+    flow._request("resource", "mcp", "POST", "/mcp", headers={"authorization": "Bearer t"},
+                  body="{}", open=True)  # fmt: skip
+    # Its middleware wants `Bearer ` exactly: another case is a 401 without a verification,
+    # and an empty token is verified (and invalid).
+    flow.mcp("bearer t").mcp("Bearer ", issued=False)
+    bearers = [v for v in _modern("auth/scope-step-up", flow) if "bearer-token" in v]
+    assert bearers == ["valid-bearer-token SUCCESS", "invalid-bearer-token FAILURE"]
+
+
+@pytest.mark.parametrize(
+    ("attempts", "status"), [(0, "FAILURE"), (1, "SUCCESS"), (3, "SUCCESS"), (4, "FAILURE")]
+)
+def test_retry_limit_counts_the_authorization_requests(attempts: int, status: str) -> None:
+    flow = Flow().mcp(None).prm().metadata().register()
+    for _ in range(attempts):
+        flow.authorize(scope="mcp:admin").token().mcp()
+    for revision in ("2025-11-25", "2026-07-28"):
+        verdicts = _modern("auth/scope-retry-limit", flow, revision)
+        assert [v for v in verdicts if v.startswith("scope-retry")] == [
+            f"scope-retry-limit {status}"
+        ]
+        # Its resource verifies no token, and it makes no RFC 8707 checks.
+        assert not any("bearer-token" in v or "resource-parameter" in v for v in verdicts)
+    scenario = served_scenario("auth/scope-retry-limit")
+    assert scenario is not None
+    assert scenario.allow_client_error
+    assert "valid-bearer-token" not in scenario.expected("2026-07-28")
+
+
+def test_every_id_the_step_up_rules_emit_is_declared() -> None:
+    flows = [
+        _step_up_flow("mcp:basic", "mcp:write", "x").mcp("Bearer forged", issued=False),
+        _registering("{}"),
+    ]
+    for name in ("auth/scope-step-up", "auth/scope-retry-limit", "auth/metadata-var3"):
+        scenario = served_scenario(name)
+        assert scenario is not None, name
+        declared = {c.id for c in scenario.checks}
+        for flow in flows:
+            for revision in scenario.revisions:
+                emitted = {v.split()[0] for v in _modern(name, flow, revision)}
+                assert emitted <= declared, (name, emitted - declared)
+
+
+# -- 2026-07-28 only: `Eo`, `es`, `ts`, `ns`, `os` to `fs` (harness/official/_auth_parity_modern) --
+
+AS1, AS2 = "http://127.0.0.1:5000", "http://127.0.0.1:5000/as2"
+
+
+def _own(scenario: str, flow: Flow) -> list[str]:
+    """The scenario's own verdicts: those the shared servers' rules never emit."""
+    shared = {
+        c.id
+        for c in (served_scenario("auth/iss-supported") or pytest.fail("not served")).checks
+        if not c.id.startswith("sep-2468")
+    }
+    return [v for v in _modern(scenario, flow) if v.split()[0] not in shared]
+
+
+def _declining() -> Flow:
+    """Up to the authorization endpoint, the registration as a 2026-07-28 client makes it."""
+    return _registered(None).authorize()
+
+
+def test_resource_mismatch_wants_the_metadata_read_and_no_authorization() -> None:
+    name = "auth/resource-mismatch"
+    assert _own(name, Flow().mcp(None).prm()) == ["resource-mismatch-rejected SUCCESS"]
+    went_on = Flow().mcp(None).prm().metadata().register().authorize()
+    assert _own(name, went_on) == ["resource-mismatch-rejected FAILURE"]
+    assert _own(name, Flow().mcp(None)) == ["resource-mismatch-rejected FAILURE"]
+    scenario = served_scenario(name)
+    assert scenario is not None
+    assert scenario.expected("2026-07-28") == (
+        "prm-pathbased-requested",
+        "resource-mismatch-rejected",
+    )
+    assert scenario_verdict(scenario, "2026-07-28", Flow().mcp(None).prm().entries).passes
+
+
+def _registered(grants: list[str] | None) -> Flow:
+    metadata: dict[str, Any] = {"application_type": "native"}
+    if grants is not None:
+        metadata["grant_types"] = grants
+    body = json.dumps(metadata)
+    flow = Flow().mcp(None).prm().metadata()
+    flow._request(
+        "authorization", "register", "POST", "/register",
+        headers={"content-type": "application/json"}, body=body,
+    )  # fmt: skip
+    return flow
+
+
+@pytest.mark.parametrize(
+    ("grants", "scope", "expected"),
+    [
+        (
+            ["authorization_code", "refresh_token"],
+            "mcp:basic offline_access",
+            ("SUCCESS", "SUCCESS"),
+        ),
+        (["authorization_code"], "mcp:basic offline_access", ("WARNING", "SUCCESS")),
+        (None, "mcp:basic", ("WARNING", "INFO")),  # offline_access is a MAY: never a failure
+    ],
+)
+def test_offline_access_scope_judges_the_grant_types_and_the_scope(
+    grants: list[str] | None, scope: str, expected: tuple[str, str]
+) -> None:
+    flow = _registered(grants).authorize(scope=scope).token().mcp()
+    assert _own("auth/offline-access-scope", flow) == [
+        f"sep-2207-client-metadata-grant-types {expected[0]}",
+        f"sep-2207-offline-access-requested {expected[1]}",
+    ]
+
+
+def test_offline_access_scope_without_registration_or_authorization() -> None:
+    # No registration: INFO (a document URL is never fetched here); no authorization: FAILURE.
+    assert _own("auth/offline-access-scope", Flow().mcp(None).prm().metadata()) == [
+        "sep-2207-client-metadata-grant-types INFO",
+        "sep-2207-offline-access-requested FAILURE",
+    ]
+
+
+def test_offline_access_not_supported_fails_a_request_for_it() -> None:
+    name = "auth/offline-access-not-supported"
+    asked = _registered(None).authorize(scope="mcp:basic offline_access")
+    assert _own(name, asked) == ["sep-2207-offline-access-not-requested FAILURE"]
+    assert _own(name, _registered(None).authorize(scope="mcp:basic mcp:read")) == [
+        "sep-2207-offline-access-not-requested SUCCESS"
+    ]
+    assert _own(name, _registered(None)) == ["sep-2207-offline-access-not-requested FAILURE"]
+
+
+def _migrating(*, again: bool, shown: str, at: str) -> Flow:
+    """Registered at the first server (client c1), moved; maybe registered at the second
+    (c2); then `shown` as the client id at the second's authorization (`at` authorize) or
+    token endpoint (`at` basic: in HTTP Basic; `at` form: in the form)."""
+    flow = Flow().mcp(None).prm().metadata()
+    flow._request("authorization", "register", "POST", "/register", issuer=AS1, client_id="c1")
+    flow.authorize().token().mcp()
+    flow.entries.append(
+        {"seq": len(flow.entries), "kind": "auth", "server": "resource", "endpoint": "migration",
+         "former_issuer": AS1, "issuer": AS2}
+    )  # fmt: skip
+    flow.mcp().prm()
+    if again:
+        flow._request(
+            "authorization", "register", "POST", "/as2/register", issuer=AS2, client_id="c2"
+        )
+    if at == "authorize":
+        flow._request(
+            "authorization", "authorize", "GET", "/as2/authorize", issuer=AS2,
+            query={"client_id": shown},
+        )  # fmt: skip
+    else:
+        headers = {"content-type": "application/x-www-form-urlencoded"}
+        form = {"grant_type": "authorization_code"}
+        if at == "basic":
+            headers["authorization"] = "Basic " + base64.b64encode(f"{shown}:s".encode()).decode()
+        else:
+            form["client_id"] = shown
+        flow._request(
+            "authorization", "token", "POST", "/as2/token", issuer=AS2, headers=headers,
+            body=urlencode(form),
+        )  # fmt: skip
+    return flow
+
+
+@pytest.mark.parametrize(
+    ("again", "shown", "at", "statuses"),
+    [
+        (True, "c2", "authorize", ("SUCCESS", "SUCCESS")),
+        (True, "c2", "basic", ("SUCCESS", "SUCCESS")),
+        (False, "c1", "authorize", ("FAILURE", "FAILURE")),
+        (True, "c1", "basic", ("SUCCESS", "FAILURE")),
+        (True, "c1", "form", ("SUCCESS", "FAILURE")),
+    ],
+)
+def test_migration_wants_a_new_registration_and_never_the_former_client_id(
+    again: bool, shown: str, at: str, statuses: tuple[str, str]
+) -> None:
+    registered, reuse = statuses
+    flow = _migrating(again=again, shown=shown, at=at)
+    assert _own("auth/authorization-server-migration", flow) == [
+        f"sep-2352-reregister-on-as-change {registered}",
+        f"sep-2352-no-reuse-on-as-change {reuse}",
+        f"sep-2352-no-cross-as-credential-reuse {reuse}",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("scenario", "check"),
+    [
+        ("auth/iss-supported", "sep-2468-client-compare-iss-supported"),
+        ("auth/iss-not-advertised", "sep-2468-client-proceed-no-iss"),
+    ],
+)
+def test_the_iss_scenarios_that_must_go_on_want_a_token_request(scenario: str, check: str) -> None:
+    assert _own(scenario, _declining().token().mcp()) == [f"{check} SUCCESS"]
+    assert _own(scenario, _declining()) == [f"{check} FAILURE"]
+
+
+@pytest.mark.parametrize(
+    ("scenario", "check"),
+    [
+        ("auth/iss-supported-missing", "sep-2468-client-reject-missing-iss"),
+        ("auth/iss-wrong-issuer", "sep-2468-client-compare-iss-supported"),
+        ("auth/iss-unexpected", "sep-2468-client-compare-iss-unadvertised"),
+        ("auth/iss-normalized", "sep-2468-client-no-normalization"),
+    ],
+)
+def test_the_iss_scenarios_that_must_stop_fail_a_token_request(scenario: str, check: str) -> None:
+    assert _own(scenario, _declining()) == [f"{check} SUCCESS"]
+    assert _own(scenario, _declining().token()) == [f"{check} FAILURE"]
+    # Never reaching the authorization endpoint (or the metadata): not testable, a FAILURE.
+    assert _own(scenario, Flow().mcp(None).prm().metadata()) == [f"{check} FAILURE"]
+    assert _own(scenario, Flow().mcp(None).prm()) == [f"{check} FAILURE"]
+    served = served_scenario(scenario)
+    assert served is not None
+    assert served.allow_client_error
+    assert "token-request" not in served.expected("2026-07-28")
+    assert scenario_verdict(served, "2026-07-28", _declining().entries).passes
+
+
+def test_metadata_issuer_mismatch_fails_any_endpoint_of_the_metadata_used() -> None:
+    name = "auth/metadata-issuer-mismatch"
+    check = "sep-2468-client-validate-metadata-issuer"
+    read = Flow().mcp(None).prm().metadata()
+    assert _own(name, read) == [f"{check} SUCCESS"]
+    assert _own(name, Flow().mcp(None).prm().metadata().register()) == [f"{check} FAILURE"]
+    assert _own(name, Flow().mcp(None).prm().metadata().authorize()) == [f"{check} FAILURE"]
+    assert _own(name, Flow().mcp(None).prm()) == [f"{check} FAILURE"]
+    scenario = served_scenario(name)
+    assert scenario is not None
+    assert scenario.expected("2026-07-28") == (
+        "prm-pathbased-requested",
+        "authorization-server-metadata",
+        check,
+    )
+    assert scenario_verdict(scenario, "2026-07-28", read.entries).passes
+
+
+def test_every_id_the_modern_only_rules_emit_is_declared() -> None:
+    from harness.official._auth_parity import MODERN_ONLY_AUTH
+
+    flows = [
+        Flow().whole(),
+        Flow().whole().mcp("Bearer forged", issued=False),
+        _registered(["refresh_token"]).authorize(scope="offline_access").token().mcp(),
+        _migrating(again=True, shown="c1", at="basic"),
+        Flow(),
+    ]
+    for name in MODERN_ONLY_AUTH:
+        scenario = served_scenario(name)
+        assert scenario is not None, name
+        assert scenario.revisions == ("2026-07-28",)
+        declared = {c.id for c in scenario.checks}
+        for flow in flows:
+            emitted = {v.split()[0] for v in _modern(name, flow)}
+            assert emitted <= declared, (name, emitted - declared)

@@ -53,7 +53,10 @@ def test_expected_ids_leave_out_logs_faults_and_failure_only_ids() -> None:
     tools_call = served_scenario("tools_call")
     assert tools_call is not None
     assert tools_call.expected("2026-07-28") == ("tool-add-numbers", "wire-schema-valid")
-    assert served_scenario("auth/scope-step-up") is None
+    retry_limit = served_scenario("auth/scope-retry-limit")
+    assert retry_limit is not None
+    # Its resource verifies no token: the bearer ids are never expected of it.
+    assert "valid-bearer-token" not in retry_limit.expected("2025-11-25")
 
 
 def test_the_marked_elicitation_breaks_only_the_capability_rule() -> None:

@@ -401,3 +401,34 @@ def test_a_signal_before_stdin_closes_is_named_in_the_verdict() -> None:
     verdict = judge(CATALOGUE["stdio.shutdown-closes-stdin"], run)
     assert (verdict.status.value, verdict.kind) == ("WARN", "violation")
     assert "the client sent SIGTERM without closing stdin first" in verdict.reason
+
+
+@pytest.mark.parametrize(
+    ("refused", "status"),
+    [("unauthorized", "PASS"), ("insufficient-scope", "PASS"), ("header", "FAIL"), (None, "FAIL")],
+)
+def test_a_request_the_bearer_check_refused_is_sent_again_under_its_id(
+    refused: str | None, status: str
+) -> None:
+    # A 401 or 403 of the bearer check answers before the server reads the message: the
+    # request sent again with a token is that request, at any revision. Any other use of
+    # the id within the session is a second one.
+    from harness.running._scenario import Scenario, ScenarioRun
+    from harness.suite.tools import request_ids_unique
+
+    def sent(seq: int, rule: str | None) -> dict[str, Any]:
+        entry: dict[str, Any] = {
+            "seq": seq, "t": 0.0, "kind": "message", "direction": "client", "channel": "http:1",
+            "message": {"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+        }  # fmt: skip
+        if rule is not None:
+            entry["refused"] = {"rule": rule, "scripted": True, "status": 401}
+        return entry
+
+    run = ScenarioRun(
+        Scenario("fake", "fake.json", checks=()),
+        "2025-11-25",
+        "http",
+        transcript={"entries": [sent(1, refused), sent(2, None)]},
+    )
+    assert request_ids_unique(run).status.name == status

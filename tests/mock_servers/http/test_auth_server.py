@@ -422,6 +422,54 @@ def test_iss_in_the_authorization_response_rfc9207() -> None:
             assert advertised == (mode != "absent")
 
 
+def test_iss_normalized_is_the_issuer_with_a_trailing_slash() -> None:
+    with _served({"authorization_server": {"iss": "normalized"}}) as (server, http):
+        flow = _Flow(server, http)
+        flow.discover()
+        flow.register()
+        back = flow.authorize()
+        assert flow.meta["issuer"] == server.auth_url
+        assert back["iss"] == server.auth_url + "/"
+        assert back["iss"] != flow.meta["issuer"]  # equal only once normalised
+        assert flow.meta["authorization_response_iss_parameter_supported"] is True
+        (entry,) = _auth_entries(server, endpoint="authorize")
+        assert entry["iss_mismatch"] is True
+
+
+def test_iss_advertised_apart_from_the_parameter_sent() -> None:
+    # Advertised but left out of the redirect; sent (wrong) though never advertised.
+    for mode, advertised, sent in (("absent", True, None), ("wrong", False, WRONG_ISSUER)):
+        auth = {"authorization_server": {"iss": mode, "iss_advertised": advertised}}
+        with _served(auth) as (server, http):
+            flow = _Flow(server, http)
+            flow.discover()
+            flow.register()
+            back = flow.authorize()
+            assert back.get("iss") == sent
+            said = flow.meta.get("authorization_response_iss_parameter_supported", False)
+            assert said is advertised
+            # The code is still a good one: refusing it is the client's part.
+            assert flow.redeem(back["code"]).status_code == 200
+
+
+def test_metadata_issuer_mismatch_names_another_issuer() -> None:
+    auth = {"authorization_server": {"metadata_issuer": "mismatch"}}
+    with _served(auth) as (server, http):
+        flow = _Flow(server, http)
+        prm = flow.discover()
+        # The well-known URL is formed from the resource metadata's issuer, which the
+        # document then contradicts.
+        assert prm["authorization_servers"] == [server.auth_url]
+        assert flow.meta["issuer"] == WRONG_ISSUER
+        assert flow.meta["token_endpoint"].startswith(server.auth_url)
+        (entry,) = _auth_entries(server, endpoint="server-metadata")
+        assert entry["issuer"] == WRONG_ISSUER
+    with _served({}) as (server, http):
+        flow = _Flow(server, http)
+        flow.discover()
+        assert flow.meta["issuer"] == server.auth_url
+
+
 # -- PKCE, client authentication, resource, scope --------------------------------------
 
 
@@ -626,6 +674,95 @@ def test_step_up_always_refuses_so_retries_can_be_counted() -> None:
             )
             assert answer.status_code == 403
         assert len(_auth_entries(server, outcome="insufficient_scope")) == 2
+
+
+def _request(method: str, id_: int | None = 3, **params: Any) -> dict[str, Any]:
+    message: dict[str, Any] = {"jsonrpc": "2.0", "method": method, "params": params}
+    return message if id_ is None else {**message, "id": id_}
+
+
+def _token_for(server: HttpMockServer, http: httpx.Client, scope: str) -> str:
+    """A token for `scope`, the flow begun with a tools/list (initialize is open here)."""
+    flow = _Flow(server, http)
+    first = http.post(server.url, json=_request("tools/list"), headers=ACCEPT)
+    assert first.status_code == 401
+    prm = http.get(_challenge_params(first.headers["www-authenticate"])["resource_metadata"])
+    issuer = prm.json()["authorization_servers"][0]
+    flow.meta = http.get(_well_known_inserted(issuer, "oauth-authorization-server")).json()
+    flow.register()
+    answer = flow.redeem(flow.authorize(scope=scope)["code"])
+    assert answer.status_code == 200, answer.text
+    return str(answer.json()["access_token"])
+
+
+def test_step_up_per_method_with_open_methods_names_the_needed_scope_alone() -> None:
+    settings = {
+        "challenge_scope": "mcp:basic",
+        "step_up": {
+            "methods": {"tools/call": "mcp:write", "*": "mcp:basic"},
+            "open_methods": ["initialize", "notifications/*"],
+            "union": False,
+        },
+    }
+    call = _request("tools/call", name="write", arguments={})
+    with _served(settings) as (server, http):
+        # The lifecycle goes through without a token, and no token is looked at.
+        init = http.post(server.url, json=INITIALIZE, headers=ACCEPT)
+        assert init.status_code == 200
+        session = {"mcp-session-id": init.headers["mcp-session-id"]}
+        done = http.post(
+            server.url, json=_request("notifications/initialized", None), headers=ACCEPT | session
+        )
+        assert done.status_code == 202
+        assert [e["outcome"] for e in _auth_entries(server, endpoint="mcp")] == ["open", "open"]
+        # Anything else needs a token, and the method's scope.
+        unchallenged = http.post(server.url, json=call, headers=ACCEPT | session)
+        assert unchallenged.status_code == 401
+        assert _challenge_params(unchallenged.headers["www-authenticate"])["scope"] == "mcp:basic"
+
+        def send(message: Mapping[str, Any], token: str) -> httpx.Response:
+            headers = {**ACCEPT, **session, "authorization": f"Bearer {token}"}
+            return http.post(server.url, json=dict(message), headers=headers)
+
+        basic = _token_for(server, http, "mcp:basic")
+        assert send(_request("tools/list"), basic).status_code == 200
+        refused = send(call, basic)
+        assert refused.status_code == 403
+        params = _challenge_params(refused.headers["www-authenticate"])
+        assert (params["error"], params["scope"]) == ("insufficient_scope", "mcp:write")
+        assert _auth_entries(server, endpoint="mcp")[-1]["required_scope"] == "mcp:write"
+        # A token for the challenged scope alone: the call passes, the listing no longer.
+        write = _token_for(server, http, "mcp:write")
+        assert send(call, write).status_code == 200
+        listing = send(_request("tools/list"), write)
+        assert listing.status_code == 403
+        assert _challenge_params(listing.headers["www-authenticate"])["scope"] == "mcp:basic"
+        both = _token_for(server, http, "mcp:basic mcp:write")
+        assert [send(m, both).status_code for m in (_request("tools/list"), call)] == [200, 200]
+
+
+def test_step_up_per_method_always_refuses_every_checked_request() -> None:
+    settings = {
+        "step_up": {"methods": {"*": "mcp:admin"}, "open_methods": ["initialize"], "always": True}
+    }
+    with _served(settings) as (server, http):
+        sid = http.post(server.url, json=INITIALIZE, headers=ACCEPT).headers["mcp-session-id"]
+        token = _token_for(server, http, "mcp:admin")
+        headers = {**ACCEPT, "mcp-session-id": sid, "authorization": f"Bearer {token}"}
+        for _ in range(3):
+            answer = http.post(server.url, json=_request("tools/list"), headers=headers)
+            assert answer.status_code == 403
+            assert _challenge_params(answer.headers["www-authenticate"])["scope"] == "mcp:admin"
+        assert len(_auth_entries(server, outcome="insufficient_scope")) == 3
+
+
+@pytest.mark.parametrize(
+    "step_up",
+    [{"tools": ["write"]}, {"scope": "mcp:write", "methods": {"*": "mcp:basic"}}, {}],
+)
+def test_a_step_up_needs_tools_with_a_scope_or_methods(step_up: dict[str, Any]) -> None:
+    with pytest.raises(ScriptError):
+        parse_script(_script({"step_up": step_up}))
 
 
 def test_refresh_tokens_and_token_expiry() -> None:

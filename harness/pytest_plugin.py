@@ -9,6 +9,11 @@ named `mcp-testbench::<scenario>-<revision>-<transport>::<check>`, so that `-k`,
 worker without any `--dist` flag, so each scenario runs once).
 A conftest may instead override the `mcp_client_factory` fixture and pass `--mcp-suite`.
 
+`@pytest.mark.mcp_recording("recordings/weather.json", transport="http")` serves a recorded
+script (or any script) for one test, the `mcp_recording` fixture says where (`url`, or a
+stdio `command`), and the test fails in its teardown when the client sent what the
+recording never saw or left a recorded step unused (`_served_recording` does the work).
+
 The plugin is loaded by every pytest run in an environment where mcp-testbench is
 installed, so it stays inert, and imports nothing heavy, until one of its options is given.
 """
@@ -32,6 +37,13 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from harness._served_recording import (
+    SERVED_TRANSPORTS,
+    RecordingError,
+    ServedRecording,
+    resolve_script,
+)
+
 if TYPE_CHECKING:
     from harness.clients import DriverPool, McpClient
     from harness.judging import Check, Verdict
@@ -44,7 +56,11 @@ if TYPE_CHECKING:
     from harness.reports import Baseline
     from harness.running import RunWindow, Scenario, ScenarioRun
 
-__all__ = ["McpCheckFailed", "mcp_client_factory"]
+__all__ = ["McpCheckFailed", "McpRecording", "mcp_client_factory", "mcp_recording"]
+
+McpRecording = ServedRecording
+"""What the `mcp_recording` fixture gives a test: `url` (HTTP) or `command` (stdio), the
+served `script` and `served_revision`, `transcript_path` and `entries()`."""
 
 _RESULT_PROPERTY = "mcp_result"
 _SUITE = "mcp-testbench"
@@ -243,6 +259,7 @@ def pytest_report_header(config: pytest.Config) -> str | None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", _RECORDING_MARKER_HELP)
     _check_filters(config)
     _take_node_ids(config)
     _configure_conformance(config)
@@ -1155,6 +1172,8 @@ def pytest_report_teststatus(
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
     report = yield
+    if call.when == "call":
+        item.stash[_STASH_CALL_FAILED] = report.failed
     verdict = item.mcp_verdict if isinstance(item, McpCheckItem) else None
     if verdict is not None and call.when == "call" and verdict.status.value in ("WARN", "NOTE"):
         report.sections.append((f"mcp-testbench {verdict.status.value}", verdict.reason))
@@ -2016,3 +2035,113 @@ def _tier_outcome(scenario: dict[str, Any]) -> str:
     if scenario.get("hung") or str(scenario.get("outcome", "")).startswith("not judged"):
         return "hung"
     return "passed" if scenario.get("tier") else "failed"
+
+
+# -- a recorded script served for a test ----------------------------------------------------------
+
+_RECORDING_MARKER = "mcp_recording"
+_RECORDING_MARKER_HELP = (
+    "mcp_recording(script, transport=None, revision=None, allow_unused=False, "
+    "allow_unrecorded=False): serve a recorded script for the test (the mcp_recording "
+    "fixture holds its URL or stdio command); the test fails when the client sent what the "
+    "recording never saw or left a recorded step unused"
+)
+_RECORDING_OPTIONS = ("transport", "revision", "allow_unused", "allow_unrecorded")
+_STASH_CALL_FAILED: pytest.StashKey[bool] = pytest.StashKey()
+
+
+@pytest.fixture
+def mcp_recording(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[McpRecording]:
+    """The script `@pytest.mark.mcp_recording(...)` names, served for this test.
+
+    Over HTTP (`transport="http"`, or `"sse-legacy"`) `url` is a mock on a free port of
+    127.0.0.1; over stdio `command` is the argv that starts the mock, for the client to
+    spawn. At teardown the test errors when the client sent a message no recorded step
+    matched (`allow_unrecorded=True` lets it pass), or, when the test passed, when a
+    recorded step was never used (`allow_unused=True`).
+    """
+    mark = request.node.get_closest_marker(_RECORDING_MARKER)
+    if mark is None:
+        pytest.fail(
+            f"{_RECORDING_MARKER}: the fixture serves the script that the test's "
+            f'@pytest.mark.{_RECORDING_MARKER}("path/to/script.json") names, and this test '
+            "has no such mark",
+            pytrace=False,
+        )
+    given, options = _recording_mark(mark)
+    try:
+        served = McpRecording(
+            resolve_script(given, request.path.parent),
+            options["transport"] or "",
+            transcript_path=tmp_path / "mcp-recording.jsonl",
+            revision=options["revision"],
+        ).start()
+    except RecordingError as exc:
+        refused = str(exc)  # failed outside the handler: one line, with no exception chain
+    else:
+        refused = ""
+    if refused:
+        pytest.fail(f"{_RECORDING_MARKER}: {refused}", pytrace=False)
+    yield served
+    findings = served.finish()
+    # A test that failed has said what went wrong; the steps after it were cut short.
+    passed = not request.node.stash.get(_STASH_CALL_FAILED, False)
+    allow_unused = options["allow_unused"] or not passed
+    lines = findings.problems(
+        allow_unused=allow_unused, allow_unrecorded=options["allow_unrecorded"]
+    )
+    if not lines:
+        return
+    relaxing = []
+    if findings.unrecorded and not options["allow_unrecorded"]:
+        relaxing.append("allow_unrecorded=True in the mark lets the client send them")
+    if findings.unused and not allow_unused:
+        relaxing.append(
+            'allow_unused=True lets steps go unused (a step marked "optional": true may)'
+        )
+    pytest.fail(
+        "\n".join(
+            [
+                f"{_RECORDING_MARKER}: the replay of {given} ({served.transport}, "
+                f"{served.served_revision}) did not go as recorded:",
+                *lines,
+                "; ".join([*relaxing, f"the transcript: {served.transcript_path}"]),
+            ]
+        ),
+        pytrace=False,
+    )
+
+
+@pytest.fixture(autouse=True)
+def _mcp_recording_mark(request: pytest.FixtureRequest) -> None:
+    """A test with the mark gets the script served even when it does not ask for the
+    fixture by name (it may reach it through a fixture of its own)."""
+    if request.node.get_closest_marker(_RECORDING_MARKER) is not None:
+        request.getfixturevalue(_RECORDING_MARKER)
+
+
+def _recording_mark(mark: pytest.Mark) -> tuple[str, dict[str, Any]]:
+    """The mark's script and options, or a setup error that says what is wrong."""
+    usage = f'@pytest.mark.{_RECORDING_MARKER}("path/to/script.json", transport="http")'
+    if len(mark.args) != 1 or not isinstance(mark.args[0], (str, os.PathLike)):
+        pytest.fail(
+            f"{_RECORDING_MARKER}: give one script path, as {usage} (got {mark.args!r})",
+            pytrace=False,
+        )
+    unknown = sorted(set(mark.kwargs) - set(_RECORDING_OPTIONS))
+    if unknown:
+        pytest.fail(
+            f"{_RECORDING_MARKER}: unknown option {', '.join(unknown)}; "
+            f"the options are {', '.join(_RECORDING_OPTIONS)}",
+            pytrace=False,
+        )
+    options: dict[str, Any] = {name: mark.kwargs.get(name) for name in _RECORDING_OPTIONS}
+    if options["transport"] is not None and options["transport"] not in SERVED_TRANSPORTS:
+        pytest.fail(
+            f"{_RECORDING_MARKER}: transport={options['transport']!r}: use one of "
+            f"{', '.join(map(repr, SERVED_TRANSPORTS))}",
+            pytrace=False,
+        )
+    for name in ("allow_unused", "allow_unrecorded"):
+        options[name] = bool(options[name])
+    return os.fspath(mark.args[0]), options

@@ -30,6 +30,7 @@ from harness.running._scenario import (
     Scenario,
     ScenarioRun,
     Session,
+    TranscriptWatch,
     execute,
     stop_stdio_pool,
 )
@@ -52,6 +53,7 @@ __all__ = [
     "Scenario",
     "ScenarioRun",
     "Session",
+    "TranscriptWatch",
     "execute",
     "load_factor",
     "run_conformance_client",

@@ -53,6 +53,7 @@ _VOLATILE_SHAPES = (
     re.compile(r"^[0-9a-f]{24,}$"),
 )
 _PLACEHOLDER = re.compile(r"<redacted:[^>]*>")
+LEGACY_SSE_REVISION = HANDSHAKE_REVISIONS[0]  # HTTP+SSE is the 2024-11-05 transport
 
 
 class RecordError(Exception):
@@ -241,8 +242,9 @@ class _Builder:
         owner.step["reply"].setdefault("before", []).append(before)
 
     def _owner(self, message: dict[str, Any], s: Seen) -> _Open | None:
-        """The open request a server message went with: over HTTP, the one whose stream
-        carried it; over stdio, the one its progress token names, or else the latest."""
+        """The open request a server message went with: over Streamable HTTP, the one whose
+        stream carried it; over stdio and HTTP+SSE (one stream for all), the one its progress
+        token names, or else the latest."""
         if self.capture.transport == "http":
             return self._owner_of_stream(s)
         token = (message.get("params") or {}).get("progressToken")
@@ -415,8 +417,16 @@ def build_script(
     when = (now or datetime.datetime.now(datetime.timezone.utc)).strftime("%Y-%m-%d %H:%M UTC")
     info = server.get("info") or {}
     who = f" from {info['name']}" if isinstance(info.get("name"), str) and info["name"] else ""
-    over = "stdio" if capture.transport == "stdio" else "Streamable HTTP"
-    description = f"Recorded{who} over {over} by mcp-testbench record on {when}."
+    over = {"stdio": "stdio", "http": "Streamable HTTP", "sse-legacy": "HTTP+SSE"}
+    description = f"Recorded{who} over {over[capture.transport]} by mcp-testbench record on {when}."
+    if capture.transport == "sse-legacy" and builder.revision != LEGACY_SSE_REVISION:
+        # The mock speaks HTTP+SSE at its own revision only, as the spec pairs them.
+        elsewhere = (
+            f"the server spoke {builder.revision} over HTTP+SSE, which serve replays at "
+            f"{LEGACY_SSE_REVISION} only: replay this script over Streamable HTTP or stdio"
+        )
+        builder.notes.append(elsewhere)
+        description += f" Note: {elsewhere}."
     if builder.violations:
         description += (
             f" {builder.violations} message(s) the {builder.revision} schema rejects are "
@@ -450,4 +460,8 @@ def build_script(
                 http["delete"] = "405"
         if http:
             script["http"] = http
+    elif capture.transport == "sse-legacy" and builder.revision == LEGACY_SSE_REVISION:
+        script["transports"] = ["sse-legacy"]
+        if capture.http.path != "/mcp":
+            script["http"] = {"path": capture.http.path}
     return Recording(script, builder.partial, builder.notes, builder.violations)

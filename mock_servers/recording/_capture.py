@@ -56,7 +56,8 @@ class HttpFacts:
 
 @dataclass
 class Capture:
-    transport: Literal["stdio", "http"]
+    transport: Literal["stdio", "http", "sse-legacy"]
+    """`http` until an HTTP server shows it is HTTP+SSE (`sse-legacy`)."""
     seen: list[Seen] = field(default_factory=list)
     http: HttpFacts = field(default_factory=HttpFacts)
     ended_by: str | None = None

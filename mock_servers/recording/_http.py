@@ -6,6 +6,13 @@ an event stream chunk by chunk as it arrives, read for the record on the way (ev
 `retry`, primes). POST bodies are recorded before they are forwarded, so an answer is never
 recorded before its request. The session ends when the client ends it (a DELETE the server
 accepts) or on SIGINT or SIGTERM; the script is written then.
+
+A legacy HTTP+SSE server (the 2024-11-05 transport) is told apart by what it does: its
+answer to the client's GET of the URL is an event stream whose first event is `endpoint`,
+the URL to POST messages to. That stream is then relayed event by event, the endpoint
+rewritten to the same path on the recorder (so that the client's POSTs come through it),
+its messages recorded; the POSTs are forwarded to the server's origin. The recording ends
+when that stream ends (the client closing it), as the transport has no DELETE.
 """
 
 from __future__ import annotations
@@ -19,7 +26,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from http.cookiejar import CookieJar, DefaultCookiePolicy
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import parse_qsl, urljoin, urlsplit
 
 import httpx
 import uvicorn
@@ -28,7 +35,7 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
-from harness.protocol import SSEParser
+from harness.protocol import SSEEvent, SSEParser, encode_event
 from mock_servers.recording._build import RecordError
 from mock_servers.recording._capture import Capture, Seen, decode
 from mock_servers.recording._output import check_out, write_recording
@@ -59,16 +66,21 @@ _NOT_RETURNED = frozenset(
 
 
 def _probe(url: str) -> None:
-    """RecordError unless something answers HTTP at `url` (any status will do)."""
+    """RecordError unless something accepts connections at `url`'s host and port.
+
+    A connection, not a request: a request has effects (an HTTP+SSE server answers a HEAD
+    of its SSE URL with a session whose stream never ends, so the request never does)."""
     try:
-        with httpx.Client(timeout=_PROBE_TIMEOUT) as client:
-            client.head(url)
-    except httpx.InvalidURL as exc:
+        parsed = httpx.URL(url)
+        port = parsed.port or (443 if parsed.scheme == "https" else 80)
+    except (httpx.InvalidURL, ValueError) as exc:
         raise RecordError(f"--http {url}: not a URL ({exc})") from None
-    except (httpx.TransportError, ValueError) as exc:
+    try:
+        socket.create_connection((parsed.host, port), timeout=_PROBE_TIMEOUT).close()
+    except OSError as exc:
         raise RecordError(
-            f"the server at {url} does not answer ({type(exc).__name__}: {exc or 'no answer'}); "
-            "start it first, or check the URL"
+            f"the server at {url} does not answer ({type(exc).__name__}: "
+            f"{exc.strerror or exc or 'no answer'}); start it first, or check the URL"
         ) from None
 
 
@@ -107,6 +119,8 @@ class _Proxy:
         )
         self.posts = 0
         self.on_end: Callable[[], None] = lambda: None
+        # HTTP+SSE: the origin of the message endpoint the server announced (None until then).
+        self.message_origin: str | None = None
 
     async def handle(self, request: Request) -> Response:
         for name, value in request.headers.items():
@@ -114,6 +128,9 @@ class _Proxy:
         for name, value in parse_qsl(request.url.query):
             if is_secret_name(name):
                 self.redactor.add_known(value, f"query {name}")
+        url = self._upstream_url(request)
+        if url is None:
+            return Response("Not Found", 404)
         body = await request.body()
         exchange = None
         channel: Any = "get"
@@ -122,7 +139,6 @@ class _Proxy:
             exchange, channel = self.posts, "post"
             text = body.decode("utf-8", errors="replace")
             self.capture.add(Seen("client", decode(text), text, "post", exchange))
-        url = self.upstream + (f"?{request.url.query}" if request.url.query else "")
         headers = [(k, v) for k, v in request.headers.items() if k.lower() not in _NOT_FORWARDED]
         try:
             upstream = await self.client.send(
@@ -152,6 +168,26 @@ class _Proxy:
             self.on_end()
         return Response(data, upstream.status_code, headers=returned)
 
+    def _upstream_url(self, request: Request) -> str | None:
+        """Where a request goes: the server's URL, or (HTTP+SSE) its message endpoint's
+        origin with the same path; None for any other path."""
+        query = f"?{request.url.query}" if request.url.query else ""
+        if request.url.path == self.capture.http.path:
+            return self.upstream + query
+        if self.message_origin is not None and request.method == "POST":
+            return self.message_origin + request.url.path + query
+        return None
+
+    def _endpoint(self, event: SSEEvent) -> SSEEvent:
+        """The announced message endpoint, as a path on the recorder (the client resolves it
+        against the recorder's URL), its origin kept for the POSTs."""
+        target = urlsplit(urljoin(self.upstream, event.data or ""))
+        self.message_origin = f"{target.scheme}://{target.netloc}"
+        path = (target.path or "/") + (f"?{target.query}" if target.query else "")
+        return SSEEvent(
+            data=path, event=event.event, id=event.id, retry=event.retry, comments=event.comments
+        )
+
     def _facts(self, method: str, upstream: httpx.Response) -> None:
         facts = self.capture.http
         if upstream.headers.get("mcp-session-id"):
@@ -166,17 +202,43 @@ class _Proxy:
         self, upstream: httpx.Response, channel: Any, exchange: int | None
     ) -> AsyncIterator[bytes]:
         parser = SSEParser()
+        # A GET stream is held back until its first event says which transport it is:
+        # HTTP+SSE's streams are relayed event by event (the endpoint rewritten), others as
+        # they came, chunk by chunk.
+        legacy: bool | None = None if channel == "get" else False
+        held: list[bytes] = []
         try:
             async for chunk in upstream.aiter_raw():
-                for event in parser.feed(chunk):
+                events = parser.feed(chunk)
+                if legacy is None and events:
+                    legacy = events[0].event == "endpoint"
+                    if legacy:
+                        self.capture.transport = "sse-legacy"
+                        events[0] = self._endpoint(events[0])
+                        held.clear()  # its bytes are in the events, written anew
+                if legacy:
+                    for event in events:
+                        self._event(event, channel, exchange)
+                        yield encode_event(event)
+                    continue
+                for event in events:
                     self._event(event, channel, exchange)
-                yield chunk
+                held.append(chunk)
+                if legacy is False:
+                    yield b"".join(held)
+                    held.clear()
+            if held:
+                yield b"".join(held)
         finally:
             await upstream.aclose()
+            if legacy:  # the HTTP+SSE session is its stream: it has ended
+                self.on_end()
 
     def _event(self, event: Any, channel: Any, exchange: int | None) -> None:
         if event.data is None and event.retry is None:
             return  # a comment or a bare id
+        if event.event == "endpoint":
+            return  # HTTP+SSE's message endpoint: the transport's, not a message
         if not event.data:
             self.capture.add(
                 Seen(
@@ -243,8 +305,9 @@ def record_http(
     ready: Callable[[str], None] = lambda url: None,
     say: Callable[[str], None] = lambda line: None,
 ) -> int:
-    """Serve a recording proxy for the Streamable HTTP server at `url` on `host:port` until
-    the client ends its session (or SIGINT/SIGTERM), then write the script to `out`.
+    """Serve a recording proxy for the Streamable HTTP (or HTTP+SSE) server at `url` on
+    `host:port` until the client ends its session (or SIGINT/SIGTERM), then write the
+    script to `out`.
 
     Raises RecordError before anything is served: an `out` that cannot be written, a URL
     that does not answer, an address that cannot be listened on.
@@ -265,8 +328,13 @@ def record_http(
     sock = _listen(host, port)
     upstream = url.split("?", 1)[0]
     proxy = _Proxy(upstream, capture, redactor)
+    methods = ["GET", "POST", "DELETE"]
     app = Starlette(
-        routes=[Route(capture.http.path, proxy.handle, methods=["GET", "POST", "DELETE"])]
+        routes=[
+            Route(capture.http.path, proxy.handle, methods=methods),
+            # HTTP+SSE: the message endpoint the server announces, whatever its path.
+            Route("/{path:path}", proxy.handle, methods=methods),
+        ]
     )
     server = _Server(app, lambda: ready(listen_url))
     proxy.on_end = server.stop

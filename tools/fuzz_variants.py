@@ -11,19 +11,26 @@ private parts: a probe of the fuzzer, not an example of a client.
 
 from __future__ import annotations
 
+import base64
 import itertools
+import json
 from collections.abc import Mapping
 from typing import Any
 
 from harness.clients import ClientError, ReferenceClient
+from harness.protocol import ErrorResponse, Response
 
 __all__ = [
     "EXPECTED",
     "VARIANTS",
     "BigIntegersAsFloats",
+    "BlobContentsSniffedAsText",
     "EmptyCursorEndsTheList",
     "IdReusedAfterAnApplicationError",
     "ImageToolErrorsAsSuccess",
+    "Int64ServerRequestIds",
+    "JsonLookingGarbageEndsTheSession",
+    "PromptListingsSkipEmptyPages",
     "WholeFloatsAsIntegersInToolMeta",
 ]
 
@@ -138,12 +145,100 @@ class IdReusedAfterAnApplicationError(ReferenceClient):
             raise
 
 
+def _int64(value: int) -> int:
+    """`value` as a signed 64-bit integer holds it: wrapped around."""
+    return (value + 2**63) % 2**64 - 2**63
+
+
+class Int64ServerRequestIds(ReferenceClient):
+    """Answers a server request under its id as a signed 64-bit integer holds it: an id
+    beyond 2**63 wraps around (2**63 becomes -2**63). The suite's 2**53 + 1 fits."""
+
+    def _answer_soon(self, reply: Response | ErrorResponse) -> None:
+        if isinstance(reply.id, int) and not isinstance(reply.id, bool):
+            wrapped = _int64(reply.id)
+            if isinstance(reply, Response):
+                reply = Response(wrapped, reply.result)
+            else:
+                reply = ErrorResponse(wrapped, reply.error)
+        super()._answer_soon(reply)
+
+
+class BlobContentsSniffedAsText(ReferenceClient):
+    """Surfaces a resource's blob whose bytes are valid UTF-8 as text, as a reader that
+    sniffs content instead of believing the server's `blob` does."""
+
+    async def read_resource(self, uri: str) -> dict[str, Any]:
+        result = await super().read_resource(uri)
+        contents = []
+        for item in result.get("contents", []):
+            if isinstance(item, dict) and isinstance(item.get("blob"), str):
+                try:
+                    text = base64.b64decode(item["blob"]).decode("utf-8")
+                except ValueError:
+                    pass
+                else:
+                    item = {**{k: v for k, v in item.items() if k != "blob"}, "text": text}
+            contents.append(item)
+        return {**result, "contents": contents}
+
+
+class JsonLookingGarbageEndsTheSession(ReferenceClient):
+    """Takes a line from the server that looks like JSON ("{...") but does not parse for
+    a broken stream: every later request fails at once with a transport error. The suite's
+    garbage line ("garbage, not JSON") does not look like JSON, and is skipped."""
+
+    _saw_json_looking_garbage = False
+
+    def _deliver(self, data: bytes | str) -> None:
+        text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
+        if text.lstrip().startswith(("{", "[")):
+            try:
+                json.loads(text)
+            except ValueError:
+                self._saw_json_looking_garbage = True
+                # The requests in flight fail too (an answer may already be on its way).
+                for request_id in list(self._pending):
+                    self._fail(request_id, ClientError("transport", "the stream is broken"))
+        super()._deliver(data)
+
+    async def _request(
+        self, method: str, params: Mapping[str, Any] | None = None, **kwargs: Any
+    ) -> Any:
+        if self._saw_json_looking_garbage:
+            raise ClientError("transport", f"{method}: the stream from the server is broken")
+        return await super()._request(method, params, **kwargs)
+
+
+class PromptListingsSkipEmptyPages(ReferenceClient):
+    """Lists prompts until a page comes back empty, as if an empty page were the end
+    (whatever its nextCursor says): the prompts of later pages are lost."""
+
+    async def _list_all(self, method: str, key: str) -> list[Any]:
+        if method != "prompts/list":
+            return await super()._list_all(method, key)
+        items: list[Any] = []
+        cursor: Any = None
+        for _ in range(100):
+            page = await self._request(method, None if cursor is None else {"cursor": cursor})
+            batch = page.get(key, [])
+            items.extend(batch)
+            cursor = page.get("nextCursor")
+            if cursor is None or not batch:
+                break
+        return items
+
+
 VARIANTS: tuple[type[ReferenceClient], ...] = (
     BigIntegersAsFloats,
     EmptyCursorEndsTheList,
     ImageToolErrorsAsSuccess,
     WholeFloatsAsIntegersInToolMeta,
     IdReusedAfterAnApplicationError,
+    Int64ServerRequestIds,
+    BlobContentsSniffedAsText,
+    PromptListingsSkipEmptyPages,
+    JsonLookingGarbageEndsTheSession,
 )
 
 EXPECTED: dict[str, str] = {
@@ -152,5 +247,9 @@ EXPECTED: dict[str, str] = {
     "ImageToolErrorsAsSuccess": "errors-told-apart",
     "WholeFloatsAsIntegersInToolMeta": "surfaced-as-sent",
     "IdReusedAfterAnApplicationError": "ids-unique",
+    "Int64ServerRequestIds": "server-requests-answered",
+    "BlobContentsSniffedAsText": "surfaced-as-sent",
+    "PromptListingsSkipEmptyPages": "surfaced-as-sent",
+    "JsonLookingGarbageEndsTheSession": "survives-faults",
 }
 """Variant name -> the property the fuzzer finds it breaks."""

@@ -3,7 +3,7 @@
     with StdioPool() as pool:
         argv = pool.command(stdio_command(script, ...))   # what the client spawns
 
-`StdioPool` starts one process (`python -m mock_servers.stdio._pool SOCKET`) that imports
+`StdioPool` starts one process (`python -c ... SOCKET`, this module's `_serve`) that imports
 the stdio mock and everything it needs, then waits on a Unix socket. A client spawns the
 launcher (mock_servers/stdio/_launch.py, a bare interpreter); the launcher sends its
 stdout and stderr, the pool forks, and the child runs the mock writing the client's own
@@ -67,7 +67,9 @@ class StdioPool:
             self._folder = tempfile.mkdtemp(prefix="mcptb-pool-", dir=short)
             self.address = os.path.join(self._folder, "pool.sock")
             process = self._process = subprocess.Popen(
-                [sys.executable, "-m", "mock_servers.stdio._pool", self.address],
+                # Not `-m mock_servers.stdio._pool`: the package imports this module first,
+                # and runpy then warns on stderr that it runs a module already imported.
+                [sys.executable, "-c", _POOL_MAIN, self.address],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
             )
@@ -360,6 +362,10 @@ def _reap(children: dict[int, socket.socket]) -> None:
             conn.sendall(message)
         conn.close()
 
+
+_POOL_MAIN = (
+    "import sys; from mock_servers.stdio._pool import _serve; sys.exit(_serve(sys.argv[1]))"
+)
 
 if __name__ == "__main__":
     sys.exit(_serve(sys.argv[1]))

@@ -5,7 +5,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.fuzzing import PROPERTIES, CallTool, ListTools, Page, Plan, harness_fault, judge
+from harness.fuzzing import (
+    PROPERTIES,
+    CallTool,
+    Complete,
+    GetPrompt,
+    ListResources,
+    ListTools,
+    Page,
+    Plan,
+    ReadResource,
+    harness_fault,
+    judge,
+)
 from harness.running import Operation, Scenario, ScenarioRun
 
 _TOOL = {"name": "t", "inputSchema": {"type": "object"}}
@@ -123,3 +135,229 @@ def test_a_mock_error_is_the_harnesss_fault_not_the_clients() -> None:
     entries = [{"kind": "mock_error", "pointer": "/result", "reason": "refused"}]
     assert "refused" in (harness_fault(_run(*_conformant(), entries=entries)) or "")
     assert harness_fault(_run(*_conformant())) is None
+
+
+def _server(message: dict[str, Any]) -> dict[str, Any]:
+    return {"kind": "message", "direction": "server", "message": {"jsonrpc": "2.0", **message}}
+
+
+def _client(message: dict[str, Any]) -> dict[str, Any]:
+    return {"kind": "message", "direction": "client", "message": {"jsonrpc": "2.0", **message}}
+
+
+_BIG_ID = 2**63
+_ASKING = Plan(
+    "2025-11-25",
+    (
+        ListTools((Page((_TOOL,), None),), before=({"id": _BIG_ID, "method": "ping"},)),
+        CallTool("t", {}, {"result": _RESULT}, after=({"id": "1", "method": "roots/list"},)),
+    ),
+)
+_INITIALIZE = _client(
+    {
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {"roots": {}},
+            "clientInfo": {"name": "c", "version": "1"},
+        },
+    }
+)
+
+
+def _asking_run(*answers: dict[str, Any]) -> ScenarioRun:
+    entries = [
+        _INITIALIZE,
+        _server({"id": _BIG_ID, "method": "ping"}),
+        _server({"id": "1", "method": "roots/list"}),
+        *answers,
+    ]
+    surfaced = [
+        Operation("list_tools", {}, value={"tools": [_TOOL]}),
+        Operation("call_tool", {}, value=dict(_RESULT)),
+    ]
+    return _run(*surfaced, entries=entries)
+
+
+def _asking_failed(run: ScenarioRun) -> dict[str, list[str]]:
+    return {name: lines for name, lines in judge(_ASKING, run).items() if lines}
+
+
+def test_answers_under_the_exact_ids_keep_server_requests_answered() -> None:
+    run = _asking_run(
+        _client({"id": _BIG_ID, "result": {}}), _client({"id": "1", "result": {"roots": []}})
+    )
+    assert _asking_failed(run) == {}
+    assert harness_fault(run) is None
+
+
+def test_a_rounded_or_retyped_id_a_missing_answer_and_a_second_answer_are_found() -> None:
+    # The ping's id as a double holds it, the roots request's as a number: neither is an
+    # id the server sent; and the ping, sent before an answer, is then never answered.
+    run = _asking_run(
+        _client({"id": float(_BIG_ID), "result": {}}), _client({"id": 1, "result": {"roots": []}})
+    )
+    found = _asking_failed(run)["server-requests-answered"]
+    assert sum("answers no request the server sent" in line for line in found) == 2
+    assert any("ping" in line and "never answered" in line for line in found)
+    twice = _asking_run(
+        _client({"id": _BIG_ID, "result": {}}),
+        _client({"id": _BIG_ID, "result": {}}),
+    )
+    assert any(
+        "answered twice" in line for line in _asking_failed(twice)["server-requests-answered"]
+    )
+    not_empty = _asking_run(_client({"id": _BIG_ID, "result": {"pong": True}}))
+    assert any("ping" in line for line in _asking_failed(not_empty)["server-requests-answered"])
+
+
+def test_a_request_for_a_capability_the_client_did_not_declare_is_the_harnesss_fault() -> None:
+    entries = [
+        _client({"id": 1, "method": "initialize", "params": {"capabilities": {}}}),
+        _server({"id": "1", "method": "roots/list"}),
+    ]
+    fault = harness_fault(_run(*_conformant(), entries=entries)) or ""
+    assert "roots/list" in fault
+    assert "declared no roots" in fault
+    entries[0] = _INITIALIZE  # declared: no fault
+    assert harness_fault(_run(*_conformant(), entries=entries)) is None
+
+
+_GARBAGE = {"fault": {"kind": "garbage", "text": "{"}}
+_FAULTED = Plan(
+    "2025-11-25",
+    (
+        ListTools((Page((_TOOL,), None),), after=(_GARBAGE,)),
+        CallTool("t", {}, {"result": _RESULT}),
+        CallTool("t", {}, {"error": {"code": 42, "message": "no"}}),
+    ),
+)
+
+
+def _faulted_run(*surfaced: Operation) -> dict[str, list[str]]:
+    ops = [Operation("list_tools", {}, value={"tools": [_TOOL]}), *surfaced]
+    return {name: lines for name, lines in judge(_FAULTED, _run(*ops)).items() if lines}
+
+
+def test_after_a_survivable_fault_a_lost_operation_is_a_warning_never_a_failure() -> None:
+    conformant = _faulted_run(
+        Operation("call_tool", {}, value=dict(_RESULT)),
+        Operation("call_tool", {}, error={"kind": "protocol", "code": 42, "message": "no"}),
+    )
+    assert conformant == {}
+    lost = {"kind": "transport", "code": None, "message": "the stream is broken"}
+    found = _faulted_run(
+        Operation("call_tool", {}, error=lost), Operation("call_tool", {}, error=lost)
+    )
+    # Only the WARN-level property speaks, and only of the operation right after the fault.
+    assert list(found) == ["survives-faults"]
+    (line,) = found["survives-faults"]
+    assert "after the server's deliberate fault (garbage)" in line
+    assert "operation 2" in line
+    (survives,) = [p for p in PROPERTIES if p.name == "survives-faults"]
+    assert survives.level == "WARN"
+    assert {p.level for p in PROPERTIES if p is not survives} == {"FAIL"}
+
+
+def test_a_result_for_a_request_the_server_never_answered_breaks_operations_end() -> None:
+    dropped = Plan(
+        "2025-11-25",
+        (
+            ListTools((Page((_TOOL,), None),)),
+            CallTool("t", {}, {"fault": {"kind": "drop_connection"}}),
+        ),
+    )
+    listed = Operation("list_tools", {}, value={"tools": [_TOOL]})
+    invented = judge(dropped, _run(listed, Operation("call_tool", {}, value=dict(_RESULT))))
+    assert any("never answered" in line for line in invented["operations-end"])
+    lost = {"kind": "transport", "code": None, "message": "the server exited"}
+    reported = judge(dropped, _run(listed, Operation("call_tool", {}, error=lost)))
+    assert not any(reported.values())
+
+
+def test_resources_prompts_and_completions_are_surfaced_as_sent() -> None:
+    contents = [{"uri": "file:///a", "blob": "AA=="}]
+    plan = Plan(
+        "2025-11-25",
+        (
+            ListResources((Page(({"uri": "file:///a", "name": "a"},), "0"), Page((), None))),
+            ReadResource("file:///a", {"result": {"contents": contents}}),
+            GetPrompt("p", {}, {"result": {"messages": [], "description": "d"}}),
+            Complete({"type": "ref/prompt", "name": "p"}, {"name": "a", "value": ""},
+                     {"result": {"completion": {"values": ["x"], "total": 2**53 + 1}}}),
+        ),
+    )  # fmt: skip
+    good = [
+        Operation("list_resources", {}, value={"resources": [{"uri": "file:///a", "name": "a"}]}),
+        Operation("read_resource", {}, value={"contents": contents}),
+        Operation("get_prompt", {}, value={"messages": [], "description": "d"}),
+        Operation("complete", {}, value={"completion": {"values": ["x"], "total": 2**53 + 1}}),
+    ]
+    assert not any(judge(plan, _run(*good)).values())
+    bad = [
+        Operation("list_resources", {}, value={"resources": []}),
+        Operation("read_resource", {}, value={"contents": [{"uri": "file:///a", "text": ""}]}),
+        Operation("get_prompt", {}, value={"messages": []}),
+        Operation("complete", {}, value={"completion": {"values": ["x"], "total": 2.0**53}}),
+    ]
+    found = judge(plan, _run(*bad))["surfaced-as-sent"]
+    assert [line.split(":")[0] for line in found] == [
+        "operation 1 (list_resources)",
+        "operation 2 (read_resource)",
+        "operation 3 (get_prompt 'p')",
+        "operation 4 (complete)",
+    ]
+
+
+def test_a_dual_era_clients_discover_probe_is_judged_at_2026_07_28_not_as_a_breach() -> None:
+    probe = _client(
+        {
+            "id": 0,
+            "method": "server/discover",
+            "params": {
+                "_meta": {
+                    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                    "io.modelcontextprotocol/clientCapabilities": {},
+                    "io.modelcontextprotocol/clientInfo": {"name": "c", "version": "1"},
+                }
+            },
+        }
+    )
+    entries = [probe, _INITIALIZE]
+    dual = _run(*_conformant(), entries=entries, supports=frozenset({"2025-11-25", "2026-07-28"}))
+    assert "messages-valid" not in _failed(dual)
+    # A client that does not speak 2026-07-28 has no business sending it at 2025-11-25.
+    single = _run(*_conformant(), entries=entries, supports=frozenset({"2025-11-25"}))
+    assert any("server/discover" in line for line in _failed(single)["messages-valid"])
+
+
+def test_a_number_typed_protocol_member_is_compared_by_value_application_data_by_type() -> None:
+    # Annotations.priority, Resource.size and the completion's total are schema `number`s:
+    # 0 surfaced as 0.0 is the same number (a client's model may hold floats). The same
+    # re-typing in structuredContent, or a value that changed, is still found.
+    block = {"type": "text", "text": "", "annotations": {"priority": 0}}
+    sent = {"content": [block], "structuredContent": {"priority": 0}}
+    plan = Plan(
+        "2025-11-25",
+        (
+            ListResources((Page(({"uri": "file:///a", "name": "a", "size": 2},), None),)),
+            CallTool("t", {}, {"result": sent}),
+            Complete({"type": "ref/prompt", "name": "p"}, {"name": "a", "value": ""},
+                     {"result": {"completion": {"values": [], "total": 4}}}),
+        ),
+    )  # fmt: skip
+    floated = {"type": "text", "text": "", "annotations": {"priority": 0.0}}
+
+    def found(size: float, structured: float, total: float) -> list[str]:
+        ops = [
+            Operation("list_resources", {}, value={"resources": [{"uri": "file:///a", "name": "a", "size": size}]}),
+            Operation("call_tool", {}, value={"content": [floated], "structuredContent": {"priority": structured}}),
+            Operation("complete", {}, value={"completion": {"values": [], "total": total}}),
+        ]  # fmt: skip
+        return judge(plan, _run(*ops))["surfaced-as-sent"]
+
+    assert found(2.0, 0, 4.0) == []
+    (retyped,) = found(2.0, 0.0, 4.0)
+    assert "structuredContent" in retyped
+    assert len(found(2.5, 0, 5.0)) == 2

@@ -2,8 +2,9 @@
 
 `serving()` starts the command a developer types, waits (bounded) for the line that
 announces its URL, and stops the process by pid when the test ends, whatever happened.
-The Node tools (Node 22, the official conformance runner, the MCP Inspector) are pinned in
-tests/e2e-node/package-lock.json; CI installs them with `npm ci` (tox.ini).
+The Node tools (Node 22, the official conformance runner, the MCP Inspector,
+server-everything and server-filesystem) are pinned in tests/e2e-node/package-lock.json;
+CI installs them with `npm ci` (tox.ini).
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ request fills in: what `validate` (mock_servers/engine/_script.py) refuses on lo
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from harness.protocol import Message, Violation, request_methods, validate
@@ -114,7 +114,13 @@ def _is_template(value: Any) -> bool:
 
 def template_pointers(value: Any) -> list[str]:
     """The JSON pointers of the `$request` templates in `value`, in document order."""
-    if _is_template(value):
+    return _pointers(value, _is_template)
+
+
+def _pointers(value: Any, found: Callable[[Any], bool]) -> list[str]:
+    """The JSON pointers of the values `found` picks in `value`, in document order (not
+    looking inside what it picks)."""
+    if found(value):
         return [""]
     if isinstance(value, dict):
         members: Any = value.items()
@@ -123,7 +129,7 @@ def template_pointers(value: Any) -> list[str]:
     else:
         return []
     return [
-        f"/{_escape(str(key))}{inner}" for key, item in members for inner in template_pointers(item)
+        f"/{_escape(str(key))}{inner}" for key, item in members for inner in _pointers(item, found)
     ]
 
 
@@ -145,17 +151,7 @@ def _is_base_url(value: Any) -> bool:
 
 def base_url_pointers(value: Any) -> list[str]:
     """The JSON pointers of the `$base_url` templates in `value`, in document order."""
-    if _is_base_url(value):
-        return [""]
-    if isinstance(value, dict):
-        members: Any = value.items()
-    elif isinstance(value, list):
-        members = enumerate(value)
-    else:
-        return []
-    return [
-        f"/{_escape(str(key))}{inner}" for key, item in members for inner in base_url_pointers(item)
-    ]
+    return _pointers(value, _is_base_url)
 
 
 def fill_base_url(value: Any, base_url: str) -> Any:

@@ -32,6 +32,7 @@ __all__ = [
     "Served",
     "node_tools_missing",
     "serving",
+    "started",
     "ts_sdk_driver_missing",
 ]
 
@@ -56,6 +57,7 @@ _SESSION = re.compile(r"^mcp-testbench: session \d+: (\S+)")
 # second on an idle machine, several on a loaded one).
 READY_BOUND = within(60.0)
 STOP_BOUND = within(10.0)
+START_BOUND = within(60.0)
 NEWLINE = "\n"  # f-strings before 3.12 take no backslash
 
 
@@ -139,6 +141,47 @@ def serving(script: Path, *options: str) -> Iterator[Served]:
     reader.start()
     try:
         yield Served(_wait_for_url(lines, process, output, command), output)
+    finally:
+        _stop(process)
+        reader.join(STOP_BOUND)
+        process.stdout.close()
+
+
+@contextlib.contextmanager
+def started(
+    command: Sequence[str], announces: str, env: dict[str, str] | None = None
+) -> Iterator[tuple[subprocess.Popen[str], str]]:
+    """`command` running, with the first URL of its line matching `announces`; stopped by
+    pid (SIGTERM, then SIGKILL) on the way out if it has not ended by then."""
+    process = subprocess.Popen(
+        list(command),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})},
+    )
+    assert process.stdout is not None
+    lines: queue.Queue[str | None] = queue.Queue()
+    output: list[str] = []
+
+    def pump() -> None:
+        assert process.stdout is not None
+        for line in process.stdout:
+            output.append(line)
+            lines.put(line)
+        lines.put(None)
+
+    reader = threading.Thread(target=pump, daemon=True)
+    reader.start()
+    try:
+        while True:
+            line = lines.get(timeout=START_BOUND)
+            assert line is not None, f"{command} ended before it listened:\n{''.join(output)}"
+            found = re.search(announces + r".*?(http://\S+)\s*$", line)
+            if found:
+                break
+        yield process, found.group(1)
     finally:
         _stop(process)
         reader.join(STOP_BOUND)

@@ -24,20 +24,15 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import json
-import os
-import queue
-import re
-import signal
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 from _machine import within
-from _served import NODE, NODE_TOOLS, serving, ts_sdk_driver_missing
+from _served import NODE, NODE_TOOLS, serving, started, ts_sdk_driver_missing
 
 from harness.cli import main
 
@@ -146,47 +141,10 @@ def _missing() -> str | None:
 
 @contextlib.contextmanager
 def _listening(command: Sequence[str], env: dict[str, str]) -> Iterator[str]:
-    """`command` running until the block ends (then SIGTERM, SIGKILL, by pid), and the URL
-    of its line `loopback listening at URL`, waited for within BOUND."""
-    process = subprocess.Popen(
-        list(command),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1", **env},
-    )
-    assert process.stdout is not None
-    lines: queue.Queue[str | None] = queue.Queue()
-    output: list[str] = []
-
-    def pump() -> None:  # drains the pipe for the whole run: a chatty server never blocks
-        assert process.stdout is not None
-        for line in process.stdout:
-            output.append(line)
-            lines.put(line)
-        lines.put(None)
-
-    reader = threading.Thread(target=pump, daemon=True)
-    reader.start()
-    try:
-        while True:
-            line = lines.get(timeout=BOUND)
-            assert line is not None, f"{command} ended before it listened:\n{''.join(output)}"
-            found = re.search(r"(?:loopback listening|recording \S+) at (http://\S+)", line)
-            if found:
-                break
-        yield found.group(1)
-    finally:
-        if process.poll() is None:
-            process.send_signal(signal.SIGTERM)
-            try:
-                process.wait(STOP_BOUND)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(STOP_BOUND)
-        reader.join(STOP_BOUND)
-        process.stdout.close()
+    """`command` running until the block ends (stopped by pid), and the URL of its line
+    `loopback listening at URL` or `recording ... at URL`."""
+    with started(command, r"(?:loopback listening|recording \S+) at", env) as (_, url):
+        yield url
 
 
 def _run_client(client: str, plan: list[dict[str, Any]], transport: str, *target: str) -> Any:

@@ -3,20 +3,15 @@ test's folder, a process started and stopped by pid, and its announced URL, boun
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import queue
-import re
 import signal
 import subprocess
 import sys
-import threading
-from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from _machine import within
+from _served import started
 
 __all__ = [
     "CLIENT",
@@ -134,45 +129,6 @@ def run_client(client: Path, mode: str, *target: str) -> dict[str, Any]:
     assert done.returncode == 0, f"the client failed ({done.returncode}):\n{done.stderr[-4000:]}"
     seen: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     return seen
-
-
-@contextlib.contextmanager
-def started(command: Sequence[str], announces: str) -> Iterator[tuple[subprocess.Popen[str], str]]:
-    """`command` running, with the first URL of its line matching `announces`; stopped by
-    pid (SIGTERM, then SIGKILL) on the way out if it has not ended by then."""
-    process = subprocess.Popen(
-        list(command),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
-    assert process.stdout is not None
-    lines: queue.Queue[str | None] = queue.Queue()
-    output: list[str] = []
-
-    def pump() -> None:
-        assert process.stdout is not None
-        for line in process.stdout:
-            output.append(line)
-            lines.put(line)
-        lines.put(None)
-
-    reader = threading.Thread(target=pump, daemon=True)
-    reader.start()
-    try:
-        while True:
-            line = lines.get(timeout=BOUND)
-            assert line is not None, f"{command} ended before it listened:\n{''.join(output)}"
-            found = re.search(announces + r".*?(http://\S+)\s*$", line)
-            if found:
-                break
-        yield process, found.group(1)
-    finally:
-        stop(process)
-        reader.join(STOP_BOUND)
-        process.stdout.close()
 
 
 def stop(process: subprocess.Popen[str]) -> int:

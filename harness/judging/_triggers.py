@@ -103,12 +103,13 @@ def asked(op: str, first_arg: Any = None) -> Trigger:
 
 
 def http(method: str) -> Trigger:
-    """The client made an HTTP request with this method (GET, POST, DELETE)."""
+    """The client made an HTTP request with this method (GET, POST, DELETE) to the MCP
+    endpoint (an authorization server's or a document's is not one)."""
 
     def find(run: ScenarioRun) -> list[Mapping[str, Any]]:
-        return [e for e in run.of_kind("http_request") if e.get("method") == method]
+        return list(run.endpoint_requests(method))
 
-    return Trigger(f"the client sent an HTTP {method}", find)
+    return Trigger(f"the client sent an HTTP {method} to the MCP endpoint", find)
 
 
 def fault(kind: str) -> Trigger:

@@ -495,6 +495,25 @@ class ScenarioRun:
     def of_kind(self, *kinds: str) -> list[dict[str, Any]]:
         return [e for e in self.entries if e["kind"] in kinds]
 
+    def endpoint_requests(self, method: str | None = None) -> list[dict[str, Any]]:
+        """The client's HTTP requests to the MCP endpoint (optionally of one method): every
+        `http_request` but those the mock served as something else, authorization (an
+        `auth` entry naming another endpoint than `mcp`: metadata, registration, token...)
+        or a document of `http.documents` (a `document` entry). The transport's rules bind
+        what goes to the MCP endpoint; a GET of a metadata document is none of it."""
+        elsewhere = {
+            e.get("request")
+            for e in self.entries
+            if (e["kind"] == "auth" and e.get("endpoint") != "mcp") or e["kind"] == "document"
+        }
+        return [
+            e
+            for e in self.entries
+            if e["kind"] == "http_request"
+            and e.get("request") not in elsewhere
+            and (method is None or e.get("method") == method)
+        ]
+
     def operation(self, op: str, index: int = 0) -> Operation | None:
         matching = [o for o in self.operations if o.op == op]
         return matching[index] if index < len(matching) else None

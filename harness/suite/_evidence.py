@@ -172,7 +172,8 @@ def header(entry: Mapping[str, Any], name: str) -> str | None:
 
 
 def http_requests(run: ScenarioRun, method: str | None = None) -> list[dict[str, Any]]:
-    return [e for e in run.of_kind("http_request") if method is None or e.get("method") == method]
+    """The client's HTTP requests to the MCP endpoint (`ScenarioRun.endpoint_requests`)."""
+    return run.endpoint_requests(method)
 
 
 def is_request(message: Mapping[str, Any]) -> bool:

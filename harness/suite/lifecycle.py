@@ -99,9 +99,10 @@ def initialize_first(run: ScenarioRun) -> Verdict:
         return violated(f"the first message was {what!r}, not initialize", [first, *connect])
     # Over Streamable HTTP a GET stream or a DELETE is an interaction too: before the
     # initialize, it comes first (a stream the server has no session for yet).
+    # Authorization discovery (a metadata GET) is not an interaction with the MCP endpoint.
     ahead = [
         e
-        for e in run.of_kind("http_request")
+        for e in run.endpoint_requests()
         if run.transport == "http" and e.get("method") != "POST" and e["seq"] < first["seq"]
     ]
     if ahead:

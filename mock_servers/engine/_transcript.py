@@ -28,6 +28,8 @@ microseconds) and `kind`; the other members depend on the kind (docs/transcripts
     step           step (index), label: a scripted step was consumed (or fired)
     http_request   request (number), method, path, headers, body
     http_response  request, status, headers, body (for non-streamed bodies)
+    document       request, path, method: that request was for a document of
+                   `http.documents` (served to a GET), not for the MCP endpoint
     sse_event      request, event (id, event, data, retry, comments)
     start          pid: a stdio server process began (one per process in the file)
     stdin_eof, signal (name), exit (code, reason), fault (fault), note (text)

@@ -409,7 +409,9 @@ class HttpMock:
 
     async def _document(self, ex: Exchange) -> None:
         """A document of `http.documents`: a GET gets it, any other method 405; either way
-        the request is in the transcript, for whoever asks who fetched it."""
+        the request is in the transcript, for whoever asks who fetched it, and a `document`
+        entry says it was one (not a request to the MCP endpoint)."""
+        self.transcript.record("document", request=ex.number, path=ex.path, method=ex.method)
         if ex.method != "GET":
             await self._not_allowed(ex, ["GET"], scripted=True)
             return

@@ -92,6 +92,14 @@ def test_the_mock_fills_its_own_url_and_records_every_request_beside_the_endpoin
         ("POST", "/schemas/profile.json"),
         ("GET", "/schemas/other.json"),
     ]
+    # Each request for the document says so (the checks of the MCP endpoint leave it out);
+    # the GET of an unknown path was meant for the mock, so it has none.
+    documents = [
+        (e["request"], e["method"], e["path"])
+        for e in server.transcript.entries
+        if e["kind"] == "document"
+    ]
+    assert documents == [(2, "GET", "/schemas/profile.json"), (3, "POST", "/schemas/profile.json")]
     # The document's own answer is no refusal; the POST's 405 is the script's choice.
     refusals = [
         (e["rule"], e["scripted"]) for e in server.transcript.entries if e["kind"] == "refusal"

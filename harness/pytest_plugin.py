@@ -132,7 +132,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         type=int,
         default=None,
         metavar="N",
-        help="scenario runs working at once in each pytest process (default: "
+        help="scenario runs working at once in each pytest process (default: a conformance "
+        f"client's, one per core, at least {_CONCURRENT_RUNS}; "
         f"{_CONCURRENT_RUNS} for a driver, whose runs each have a driver process or "
         "session, and for a "
         "client whose factory declares `concurrent_instances = True`; otherwise 1); above 1, "
@@ -816,14 +817,24 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
 
 def _concurrent_runs(config: pytest.Config) -> int:
     """How many scenario runs one pytest process keeps working at once: --mcp-concurrency,
-    else _CONCURRENT_RUNS for a driver (each run has a driver process, or a session in
-    one, of its own) and for a factory that declares `concurrent_instances = True` (the
-    reference client), else 1: an unknown client may keep state that two sessions in one
-    process would share."""
+    else for a conformance client the machine's cores (shared among xdist's workers), at
+    least _CONCURRENT_RUNS; _CONCURRENT_RUNS for a driver (each run has a driver process,
+    or a session in one, of its own) and for a factory that declares
+    `concurrent_instances = True` (the reference client), else 1: an unknown client may
+    keep state that two sessions in one process would share."""
     asked = config.getoption("mcp_concurrency", None)
     if asked is not None:
         return int(asked)
-    if config.getoption("mcp_driver", None) or config.getoption("mcp_conformance_client", None):
+    if config.getoption("mcp_conformance_client", None):
+        # Each run is a client process that spends most of its time starting (a Python
+        # SDK client: about 0.7 s of CPU importing the SDK): one per core keeps the machine
+        # busy without the contention of starting them all at once. xdist's workers share.
+        from harness.running import usable_cores
+
+        worker_input = getattr(config, "workerinput", None)
+        workers = int(worker_input["workercount"]) if worker_input is not None else 1
+        return max(_CONCURRENT_RUNS, usable_cores() // workers)
+    if config.getoption("mcp_driver", None):
         return _CONCURRENT_RUNS  # each run has a process of its own
     factory = config.stash.get(_STASH_FACTORY, None)
     return _CONCURRENT_RUNS if getattr(factory, "concurrent_instances", False) is True else 1
@@ -1780,8 +1791,9 @@ _STASH_CONFORMANCE_WINDOW: pytest.StashKey[RunWindow[ConformanceResult]] = pytes
 
 def _conformance_window(config: pytest.Config) -> RunWindow[ConformanceResult]:
     """The run window of the conformance client's runs (the suite's, for their type): as
-    many working at once as --mcp-concurrency says (default 2: each run is a process of
-    its own), a run still going after 2 s holding no place; closed with the session."""
+    many working at once as --mcp-concurrency says (default one per core, at least 2: each
+    run is a process of its own), a run still going after 2 s holding no place; closed
+    with the session."""
     from harness.running import RunWindow, stop_conformance_clients
 
     window = config.stash.get(_STASH_CONFORMANCE_WINDOW, None)

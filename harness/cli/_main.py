@@ -235,8 +235,9 @@ def _client_options(parser: argparse.ArgumentParser) -> None:
         "--concurrency",
         type=_positive_int,
         metavar="N",
-        help="scenario runs working at once (default: 2 for a driver and for a factory that "
-        "declares `concurrent_instances = True`, else 1)",
+        help="scenario runs working at once (default: one per core, at least 2, for a "
+        "conformance client; 2 for a driver and for a factory that declares "
+        "`concurrent_instances = True`, else 1)",
     )
 
 

@@ -21,7 +21,7 @@ from harness.running._conformance import (
     runner_command_line,
     stop_conformance_clients,
 )
-from harness.running._machine import load_factor
+from harness.running._machine import load_factor, usable_cores
 from harness.running._scenario import (
     HEADLESS_AUTHORIZATION,
     MAY_HAPPEN_BOUND,
@@ -60,4 +60,5 @@ __all__ = [
     "runner_command_line",
     "stop_conformance_clients",
     "stop_stdio_pool",
+    "usable_cores",
 ]

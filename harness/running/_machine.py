@@ -1,10 +1,11 @@
-"""How loaded the machine is, for the bounds that wait on a process to start."""
+"""The machine: how loaded it is, for the bounds that wait on a process to start, and how
+many processors it has, for how many client processes to keep working at once."""
 
 from __future__ import annotations
 
 import os
 
-__all__ = ["load_factor"]
+__all__ = ["load_factor", "usable_cores"]
 
 
 def load_factor() -> float:
@@ -15,5 +16,10 @@ def load_factor() -> float:
         load = os.getloadavg()[0]
     except OSError:  # no load average on this platform
         return 1.0
+    return max(1.0, load / usable_cores())
+
+
+def usable_cores() -> int:
+    """The processors this process may run on (its affinity, where the platform has one)."""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return max(1.0, load / (cores or 1))
+    return max(1, cores or 1)

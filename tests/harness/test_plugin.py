@@ -842,6 +842,29 @@ def test_a_small_selection_still_gives_each_worker_about_two_units() -> None:
     assert _unit_size(0, 2) == 1
 
 
+def test_a_conformance_client_keeps_one_run_per_core_working(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import harness.running
+    from harness.pytest_plugin import _concurrent_runs
+
+    def config(workers: int | None = None, **options: Any) -> Any:
+        made = SimpleNamespace(getoption=lambda name, default=None: options.get(name, default))
+        if workers is not None:
+            made.workerinput = {"workerid": "gw0", "workercount": workers}
+        return made
+
+    client = {"mcp_conformance_client": "python client.py"}
+    monkeypatch.setattr(harness.running, "usable_cores", lambda: 8)
+    assert _concurrent_runs(config(**client)) == 8
+    assert _concurrent_runs(config(workers=2, **client)) == 4  # xdist's workers share
+    assert _concurrent_runs(config(workers=8, **client)) == 2  # never below two
+    assert _concurrent_runs(config(mcp_concurrency=3, **client)) == 3  # as asked
+    assert _concurrent_runs(config(mcp_driver="java -jar d.jar")) == 2  # a driver: as before
+    monkeypatch.setattr(harness.running, "usable_cores", lambda: 1)
+    assert _concurrent_runs(config(**client)) == 2
+
+
 class _Worker:
     """What the plugin's xdist scheduler uses of a worker: its input and its sends."""
 

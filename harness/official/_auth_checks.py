@@ -41,10 +41,6 @@ _EXTENSION = (
     "an authorization extension (not the core specification the suite judges): "
     "machine-to-machine grants without a user or a browser step"
 )
-_ISS_LATER = (
-    "not judged yet: of the RFC 9207 variants only an advertised, wrong iss is judged "
-    "(`auth.iss-validated`)"
-)
 
 OFFICIAL_AUTH_CHECKS: tuple[OfficialCheck, ...] = (
     # Discovery.
@@ -268,16 +264,40 @@ OFFICIAL_AUTH_CHECKS: tuple[OfficialCheck, ...] = (
         "judges the refusal; a client that refuses a correct iss never connects, which "
         "BLOCKS the flow's checks",
     ),
-    OfficialCheck("sep-2468-client-compare-iss-unadvertised", _ALPHA, (), _ISS_LATER),
-    OfficialCheck("sep-2468-client-reject-missing-iss", _ALPHA, (), _ISS_LATER),
-    OfficialCheck("sep-2468-client-no-normalization", _ALPHA, (), _ISS_LATER),
-    OfficialCheck("sep-2468-client-proceed-no-iss", _ALPHA, (), _ISS_LATER),
+    OfficialCheck(
+        "sep-2468-client-compare-iss-unadvertised",
+        _ALPHA,
+        ("auth.iss-validated",),
+        "the same: ours judges the refusal of a wrong iss the metadata does not advertise "
+        "(scenario auth-iss-unexpected)",
+    ),
+    OfficialCheck(
+        "sep-2468-client-reject-missing-iss",
+        _ALPHA,
+        ("auth.iss-validated",),
+        "the same: an advertised iss left out of the response (auth-iss-missing)",
+    ),
+    OfficialCheck(
+        "sep-2468-client-no-normalization",
+        _ALPHA,
+        ("auth.iss-validated",),
+        "the same, on its own sentence (MUST NOT normalise): an iss equal to the issuer "
+        "only with its trailing slash dropped (auth-iss-normalized)",
+    ),
+    OfficialCheck(
+        "sep-2468-client-proceed-no-iss",
+        _ALPHA,
+        (),
+        "no check of ours: going on when iss is neither advertised nor sent is the flow "
+        "itself, with no refusal to judge; the runner's verdict is given here for a "
+        "conformance client (auth/iss-not-advertised)",
+    ),
     OfficialCheck(
         "sep-2468-client-validate-metadata-issuer",
         _ALPHA,
-        (),
-        "not judged yet: metadata whose issuer is not the one the client looked up "
-        "(RFC 8414 §3.3); the reference client refuses it",
+        ("auth.metadata-issuer-validated",),
+        "the same: no registration, authorization or token request after reading "
+        "metadata whose issuer is not the one the client looked up (RFC 8414 §3.3)",
     ),
     # Extensions.
     *(

@@ -1096,7 +1096,7 @@ def _declined_check(check_id: str, what: str) -> OfficialClientCheck:
         f"once the authorization server metadata was read and the authorization endpoint "
         f"reached: SUCCESS iff no token request came ({what}), else FAILURE; a FAILURE "
         "('not testable') when the client never got that far",
-        ("auth.iss-validated",) if check_id == "sep-2468-client-compare-iss-supported" else (),
+        ("auth.iss-validated",),
     )
 
 
@@ -1111,7 +1111,7 @@ _ISS_DECLINED = tuple(
         f"auth/{name}",
         (_declined_check(check_id, what),),
         not_expected=_AFTER_AUTHORIZATION,
-        ours=("auth.iss-validated",) if name == "iss-wrong-issuer" else (),
+        ours=("auth.iss-validated",),
         allow_client_error=True,
     )
     for name, check_id, what in (
@@ -1238,9 +1238,11 @@ _MODERN_AUTH = (
                 "another) having been read: SUCCESS iff no registration, authorization or "
                 "token request came, else FAILURE; a FAILURE ('not testable') when it was "
                 "never read",
+                ("auth.metadata-issuer-validated",),
             ),
         ),
         not_expected=_AFTER_METADATA,
+        ours=("auth.metadata-issuer-validated",),
         allow_client_error=True,
     ),
 )

@@ -515,36 +515,116 @@ def resource_mismatch_refused(run: ScenarioRun) -> Verdict:
     return passed("the client stopped at the metadata of another resource", [seen])
 
 
-def _wrong_iss(run: ScenarioRun) -> list[Mapping[str, Any]]:
-    """Authorization responses whose iss is not the authorization server's."""
-    return [e for e in _authorization_requests(run) if e.get("iss_mismatch") and e.get("code")]
+def _invalid_iss(run: ScenarioRun) -> list[Mapping[str, Any]]:
+    """Authorization responses with a code that RFC 9207 §2.4 says to reject: an iss that
+    is not the authorization server's issuer (advertised or not), or none where the
+    metadata advertises one."""
+    return [
+        e
+        for e in _authorization_requests(run)
+        if e.get("code") and (e.get("iss_mismatch") or ("iss" not in e and e.get("iss_advertised")))
+    ]
+
+
+def _normalized_equal(iss: str, issuers: set[str]) -> bool:
+    """Whether `iss` names one of `issuers` once normalised (RFC 3986 §6.2.2-6.2.3: case,
+    a trailing slash), which the comparison must not do."""
+    return iss.rstrip("/").lower() in {i.rstrip("/").lower() for i in issuers}
 
 
 @check(
     "auth.iss-validated",
     requirements=["AUTH-iss"],
-    clauses=[clause(f"{_SPEC}/index", "MUST apply the validation in RFC9207 Section 2.4")],
+    clauses=[
+        clause(f"{_SPEC}/index", "MUST apply the validation in RFC9207 Section 2.4"),
+        clause(
+            f"{_SPEC}/index",
+            "MUST NOT apply scheme or host case folding",
+            branch="normalized",
+        ),
+    ],
     spec=f"{_SPEC}#authorization-code-protection",
-    description="An authorization response whose iss is not the authorization server's "
-    "issuer (RFC 9207) is refused: its code is never redeemed",
+    description="An authorization response that fails RFC 9207 validation (an iss that "
+    "is not the authorization server's issuer, equal only once normalised, or none where "
+    "the metadata advertises it) is refused: its code is never redeemed",
     revisions=("2026-07-28",),
     transports=["http"],
-    trigger=trigger("the authorization response carried a wrong iss", _wrong_iss),
+    trigger=trigger("the authorization response failed RFC 9207 validation", _invalid_iss),
 )
 def iss_validated(run: ScenarioRun) -> Verdict:
-    wrong = _wrong_iss(run)
-    codes = {e["code"] for e in wrong}
+    invalid = _invalid_iss(run)
+    codes = {e["code"] for e in invalid}
     redeemed = [e for e in _token_requests(run) if (e.get("params") or {}).get("code") in codes]
     if redeemed:
+        code = (redeemed[0].get("params") or {}).get("code")
+        response = next(e for e in invalid if e["code"] == code)
+        evidence = [response, *redeemed]
+        if "iss" not in response:
+            return violated(
+                "the client redeemed a code whose authorization response carried no iss, "
+                "though the metadata advertises authorization_response_iss_parameter_supported",
+                evidence,
+            )
+        issuers = {str(e.get("issuer")) for e in _auth(run, endpoint="server-metadata")}
+        iss = str(response.get("iss"))
+        if _normalized_equal(iss, issuers - {iss}):
+            return violated(
+                f"the client redeemed a code whose authorization response named issuer "
+                f"{iss!r}, equal to the issuer only once normalised",
+                evidence,
+                clause="normalized",
+            )
         return violated(
-            f"the client redeemed a code whose authorization response named issuer "
-            f"{wrong[0].get('iss')!r}",
-            [wrong[0], *redeemed],
+            f"the client redeemed a code whose authorization response named issuer {iss!r}",
+            evidence,
         )
     unreported = hung_or_crashed(run.operation("connect"))
     if unreported is not None:
         return unreported
-    return passed("the client did not redeem the code of the wrong issuer", wrong)
+    return passed("the client did not redeem the code of a response it had to reject", invalid)
+
+
+def _mismatched_metadata(run: ScenarioRun) -> list[Mapping[str, Any]]:
+    """Authorization server metadata whose issuer is not the one its URL was formed from."""
+    return list(_auth(run, endpoint="server-metadata", status=200, issuer_mismatch=True))
+
+
+@check(
+    "auth.metadata-issuer-validated",
+    requirements=["AUTH-AS", "AUTH-iss"],
+    clauses=[
+        clause(
+            f"{_SPEC}/authorization-server-discovery",
+            "If they differ, the client MUST NOT use the metadata",
+        )
+    ],
+    spec=f"{_SPEC}/authorization-server-discovery#authorization-server-metadata-discovery",
+    description="Authorization server metadata whose issuer is not the issuer identifier "
+    "its well-known URL was formed from (RFC 8414 §3.3) is not used: no registration, "
+    "authorization or token request follows",
+    revisions=("2026-07-28",),
+    transports=["http"],
+    trigger=trigger("the client read metadata naming another issuer", _mismatched_metadata),
+)
+def metadata_issuer_validated(run: ScenarioRun) -> Verdict:
+    seen = _mismatched_metadata(run)[0]
+    used = [
+        e
+        for e in run.of_kind("auth")
+        if e["seq"] > seen["seq"]
+        and e.get("server") == "authorization"
+        and e.get("endpoint") in ("register", "authorize", "token")
+    ]
+    if used:
+        return violated(
+            f"the client used the metadata naming issuer {seen.get('issuer')!r}: "
+            f"a {used[0].get('endpoint')} request followed",
+            [seen, *used[:2]],
+        )
+    unreported = hung_or_crashed(run.operation("connect"))
+    if unreported is not None:
+        return unreported
+    return passed("the client used none of the endpoints of the mismatched metadata", [seen])
 
 
 def _registered_client_tokens(run: ScenarioRun) -> list[Mapping[str, Any]]:
@@ -1047,6 +1127,44 @@ SCENARIOS = [
         "a client must not redeem its code",
         requires=frozenset({"auth"}),
         connect_may_fail=True,
+    ),
+    *(
+        Scenario(
+            f"auth-{name}",
+            f"auth/{name}.json",
+            checks=(check_id,),
+            drive=connect_and_call,
+            description=description,
+            requires=frozenset({"auth"}),
+            connect_may_fail=True,
+        )
+        for name, check_id, description in (
+            (
+                "iss-normalized",
+                "auth.iss-validated",
+                "the authorization response's iss is the issuer with a trailing slash, "
+                "equal only once normalised (RFC 9207 compares strings): a client must not "
+                "redeem its code",
+            ),
+            (
+                "iss-unexpected",
+                "auth.iss-validated",
+                "the metadata does not advertise iss, yet the authorization response names "
+                "another issuer in it: a client must compare it all the same",
+            ),
+            (
+                "iss-missing",
+                "auth.iss-validated",
+                "the metadata advertises iss and the authorization response carries none "
+                "(RFC 9207): a client must reject it",
+            ),
+            (
+                "metadata-issuer-mismatch",
+                "auth.metadata-issuer-validated",
+                "the authorization server's metadata names another issuer than the one its "
+                "URL was formed from (RFC 8414 §3.3): a client must not use it",
+            ),
+        )
     ),
     *(
         Scenario(

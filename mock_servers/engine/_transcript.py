@@ -57,10 +57,13 @@ microseconds) and `kind`; the other members depend on the kind (docs/transcripts
                    issued_token_in_query, client_auth, issued, metadata,
                    metadata_document(_error), reason, resource_metadata (the URL a
                    401 or 403 named), required_scope (the scope a 403 asks for), code,
-                   iss and iss_mismatch (an authorization response), resource, mcp_url, issuer (a resource-metadata
-                   answer: the resource it names, the endpoint's URL, the authorization
-                   server), issuer and code_challenge_methods_supported (a
-                   server-metadata answer): one per request a script's `auth` section handled
+                   iss, iss_mismatch and iss_advertised (an authorization response: the
+                   iss it carried, and whether the metadata advertised one), resource,
+                   mcp_url, issuer (a resource-metadata answer: the resource it names, the
+                   endpoint's URL, the authorization server), issuer,
+                   code_challenge_methods_supported and issuer_mismatch (a
+                   server-metadata answer; issuer_mismatch: its issuer is deliberately not
+                   the one its URL was formed from): one per request a script's `auth` section handled
                    (mock_servers/http/_auth_server.py)
 
 A refusal is recorded for every HTTP request the mock refuses with a 4xx of its own, on

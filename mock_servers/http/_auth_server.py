@@ -287,6 +287,11 @@ class AuthMock:
             paths["jwks"] = f"{base}/jwks"
         return paths
 
+    def _iss_advertised(self) -> bool:
+        """Whether the metadata says authorization responses carry iss (RFC 9207 §3)."""
+        s = self.settings
+        return s.iss != "absent" if s.iss_advertised is None else s.iss_advertised
+
     def server_metadata(self, kind: str = "oauth", server: int = 0) -> dict[str, Any]:
         """The authorization server's metadata document (RFC 8414 §2; OIDC adds three)."""
         s = self.settings
@@ -309,7 +314,7 @@ class AuthMock:
             doc["scopes_supported"] = list(s.scopes_supported)
         if s.code_challenge_methods is not None:
             doc["code_challenge_methods_supported"] = list(s.code_challenge_methods)
-        if s.iss != "absent" if s.iss_advertised is None else s.iss_advertised:
+        if self._iss_advertised():
             doc["authorization_response_iss_parameter_supported"] = True
         if s.client_id_metadata_documents:
             doc["client_id_metadata_document_supported"] = True
@@ -426,13 +431,17 @@ class AuthMock:
         name = "well-known" if ex.path.startswith("/.well-known/") else "unknown"
         return name, _Answer(404, "Not found"), {}
 
-    @staticmethod
-    def _metadata_details(doc: Mapping[str, Any]) -> dict[str, Any]:
-        """What a check needs of a metadata document: its issuer and PKCE methods."""
-        return {
+    def _metadata_details(self, doc: Mapping[str, Any]) -> dict[str, Any]:
+        """What a check needs of a metadata document: its issuer (and whether it is not the
+        one the well-known URL was formed from: the script's deliberate fault) and PKCE
+        methods."""
+        details = {
             "issuer": doc["issuer"],
             "code_challenge_methods_supported": doc.get("code_challenge_methods_supported"),
         }
+        if self.settings.metadata_issuer == "mismatch":
+            details["issuer_mismatch"] = True
+        return details
 
     async def _answer(
         self,
@@ -748,6 +757,7 @@ class AuthMock:
         if "iss" in back:
             details["iss"] = back["iss"]
             details["iss_mismatch"] = back["iss"] != self.issuer_of(server)
+        details["iss_advertised"] = self._iss_advertised()
         return _Answer(302, None, {"location": _with_query(redirect, back)}), details
 
     def _authorize_error(self, params: Mapping[str, str]) -> tuple[str, str] | None:

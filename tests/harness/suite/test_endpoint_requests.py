@@ -35,13 +35,18 @@ def _message(seq: int, direction: str, number: int, message: Mapping[str, Any]) 
             "message": dict(message), "channel": f"http:{number}"}  # fmt: skip
 
 
-def _served_elsewhere(seq: int, number: int, where: str, path: str) -> dict[str, Any]:
-    """What the mock records beside a request it served as no MCP request."""
-    if where == "document":
-        return {"seq": seq, "t": seq / 100, "kind": "document", "request": number,
-                "path": path, "method": "GET"}  # fmt: skip
-    return {"seq": seq, "t": seq / 100, "kind": "auth", "request": number,
-            "server": "resource", "endpoint": "resource-metadata", "path": path}  # fmt: skip
+def _elsewhere(seq: int, number: int, where: str) -> list[dict[str, Any]]:
+    """A GET the mock served as no MCP request, and what it records beside it."""
+    path = ELSEWHERE[where]
+    beside = (
+        {"kind": "document", "method": "GET"}
+        if where == "document"
+        else {"kind": "auth", "server": "resource", "endpoint": "resource-metadata"}
+    )
+    return [
+        _request(seq, number, "GET", path, accept="application/json"),
+        {"seq": seq + 1, "t": (seq + 1) / 100, "request": number, "path": path, **beside},
+    ]
 
 
 ELSEWHERE = {
@@ -66,21 +71,22 @@ def _judge(check_id: str, run: ScenarioRun) -> Any:
     return judge(CATALOGUE[check_id], run)
 
 
-def _initialize(seq: int, number: int, revision: str) -> list[dict[str, Any]]:
-    params = {"protocolVersion": revision, "capabilities": {}, "clientInfo": CLIENT_INFO}
-    message = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params}
+def _post(seq: int, number: int, message: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """A POST to the MCP endpoint and the message the mock read from it."""
     accept = "application/json, text/event-stream"
     return [_request(seq, number, "POST", "/mcp", message, accept=accept),
             _message(seq + 1, "client", number, message)]  # fmt: skip
 
 
+def _initialize(seq: int, number: int, revision: str) -> list[dict[str, Any]]:
+    params = {"protocolVersion": revision, "capabilities": {}, "clientInfo": CLIENT_INFO}
+    return _post(seq, number, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params})
+
+
 @pytest.mark.parametrize("where", list(ELSEWHERE))
 def test_a_get_elsewhere_before_initialize_is_no_first_interaction(where: str) -> None:
     revision = "2025-11-25"
-    elsewhere = [
-        _request(1, 1, "GET", ELSEWHERE[where], accept="application/json"),
-        _served_elsewhere(2, 1, where, ELSEWHERE[where]),
-    ]
+    elsewhere = _elsewhere(1, 1, where)
     verdict = _judge(
         "lifecycle.initialize-first", _run(revision, [*elsewhere, *_initialize(3, 2, revision)])
     )
@@ -98,10 +104,7 @@ def test_a_get_elsewhere_before_initialize_is_no_first_interaction(where: str) -
 def test_a_get_elsewhere_is_no_event_stream_get(where: str) -> None:
     revision = "2025-11-25"
     handshake = _initialize(1, 1, revision)
-    elsewhere = [
-        _request(3, 2, "GET", ELSEWHERE[where], accept="application/json"),
-        _served_elsewhere(4, 2, where, ELSEWHERE[where]),
-    ]
+    elsewhere = _elsewhere(3, 2, where)
     stream = [_request(5, 3, "GET", "/mcp", accept="text/event-stream")]
     verdict = _judge("http.get-stream-accept", _run(revision, [*handshake, *elsewhere, *stream]))
     assert verdict.status is Status.PASS, verdict.reason
@@ -139,19 +142,14 @@ def _modern_call(seq: int, number: int) -> list[dict[str, Any]]:
         "io.modelcontextprotocol/clientInfo": CLIENT_INFO,
         "io.modelcontextprotocol/clientCapabilities": {},
     }
-    message = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": meta}}
-    accept = "application/json, text/event-stream"
-    return [_request(seq, number, "POST", "/mcp", message, accept=accept),
-            _message(seq + 1, "client", number, message)]  # fmt: skip
+    return _post(seq, number, {"jsonrpc": "2.0", "id": 1, "method": "tools/list",
+                               "params": {"_meta": meta}})  # fmt: skip
 
 
 @pytest.mark.parametrize("where", list(ELSEWHERE))
 def test_a_get_elsewhere_is_no_request_to_the_stateless_endpoint(where: str) -> None:
     revision = "2026-07-28"
-    elsewhere = [
-        _request(3, 2, "GET", ELSEWHERE[where], accept="application/json"),
-        _served_elsewhere(4, 2, where, ELSEWHERE[where]),
-    ]
+    elsewhere = _elsewhere(3, 2, where)
     verdict = _judge("stateless.http-post-only", _run(revision, [*_modern_call(1, 1), *elsewhere]))
     assert verdict.status is Status.PASS, verdict.reason
     assert "all 1 requests are POSTs" in verdict.reason

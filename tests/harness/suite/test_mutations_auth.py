@@ -13,7 +13,7 @@ from urllib.parse import quote
 
 import httpx
 import pytest
-from _mutation import Case, assert_mutant_fails_exactly, assert_reference_passes
+from _mutation import Case, assert_mutant_fails_exactly, assert_reference_passes, run_case
 
 from harness.clients import Authorization, ClientError, ReferenceClient
 from harness.clients.reference._auth import OAuthSession
@@ -27,6 +27,10 @@ UNADVERTISED = ("auth-pkce-unadvertised", "2025-11-25", "http")
 STEP_UP = ("auth-step-up", "2025-11-25", "http")
 ENDLESS = ("auth-step-up-endless", "2025-11-25", "http")
 ISS = ("auth-iss-wrong", "2026-07-28", "http")
+ISS_NORMALIZED = ("auth-iss-normalized", "2026-07-28", "http")
+ISS_UNEXPECTED = ("auth-iss-unexpected", "2026-07-28", "http")
+ISS_MISSING = ("auth-iss-missing", "2026-07-28", "http")
+METADATA_ISSUER = ("auth-metadata-issuer-mismatch", "2026-07-28", "http")
 MISMATCH = ("auth-resource-mismatch", "2025-11-25", "http")
 MISMATCH_06 = ("auth-resource-mismatch", "2025-06-18", "http")
 TOKEN_BASIC = ("auth-token-auth-basic", "2025-11-25", "http")
@@ -130,6 +134,44 @@ class _StepUpForeverTransport(HttpTransport):
 class _IgnoresIssSession(OAuthSession):
     def iss_ok(self, back: Mapping[str, str]) -> bool:
         return True
+
+
+class _NormalizesIssSession(OAuthSession):
+    """Compares iss with the issuer once both lose a trailing slash and their case."""
+
+    def iss_ok(self, back: Mapping[str, str]) -> bool:
+        advertised = self._meta.get("authorization_response_iss_parameter_supported")
+        if not ("iss" in back or advertised):
+            return True
+        issuer = str(self._meta.get("issuer", ""))
+        return back.get("iss", "").rstrip("/").lower() == issuer.rstrip("/").lower()
+
+
+class _IssOnlyWhenAdvertisedSession(OAuthSession):
+    """Looks at iss only when the metadata advertises it."""
+
+    def iss_ok(self, back: Mapping[str, str]) -> bool:
+        if not self._meta.get("authorization_response_iss_parameter_supported"):
+            return True
+        return super().iss_ok(back)
+
+
+class _MissingIssAcceptedSession(OAuthSession):
+    """Compares an iss that came, and goes on without one, advertised or not."""
+
+    def iss_ok(self, back: Mapping[str, str]) -> bool:
+        return "iss" not in back or back["iss"] == self._meta.get("issuer")
+
+
+class _AnyMetadataIssuerSession(OAuthSession):
+    """Uses the first metadata document it finds, whatever issuer it names."""
+
+    async def _server_metadata(self, issuer: str) -> dict[str, Any] | None:
+        for url in self.server_metadata_urls(issuer):
+            doc = await self._get_json(url)
+            if doc is not None:
+                return doc
+        return None
 
 
 class _SecretInFormSession(OAuthSession):
@@ -269,6 +311,22 @@ class IgnoresIss(ReferenceClient):
     _http_transport = _with_session(_IgnoresIssSession)
 
 
+class NormalizesIss(ReferenceClient):
+    _http_transport = _with_session(_NormalizesIssSession)
+
+
+class IssOnlyWhenAdvertised(ReferenceClient):
+    _http_transport = _with_session(_IssOnlyWhenAdvertisedSession)
+
+
+class MissingIssAccepted(ReferenceClient):
+    _http_transport = _with_session(_MissingIssAcceptedSession)
+
+
+class AnyMetadataIssuer(ReferenceClient):
+    _http_transport = _with_session(_AnyMetadataIssuerSession)
+
+
 class AcceptsAnyResource(ReferenceClient):
     _http_transport = _with_session(_AcceptsAnyResourceSession)
 
@@ -352,6 +410,16 @@ CASES = {
         AcceptsAnyResource, MISMATCH, {"auth.resource-mismatch-refused": "FAIL"}
     ),
     "auth-ignores-iss": Case(IgnoresIss, ISS, {"auth.iss-validated": "FAIL"}),
+    "auth-normalizes-iss": Case(NormalizesIss, ISS_NORMALIZED, {"auth.iss-validated": "FAIL"}),
+    "auth-iss-only-when-advertised": Case(
+        IssOnlyWhenAdvertised, ISS_UNEXPECTED, {"auth.iss-validated": "FAIL"}
+    ),
+    "auth-missing-iss-accepted": Case(
+        MissingIssAccepted, ISS_MISSING, {"auth.iss-validated": "FAIL"}
+    ),
+    "auth-any-metadata-issuer": Case(
+        AnyMetadataIssuer, METADATA_ISSUER, {"auth.metadata-issuer-validated": "FAIL"}
+    ),
     "auth-no-step-up": Case(NoStepUp, STEP_UP, {"auth.step-up": "WARN"}),
     "auth-step-up-forever": Case(StepUpForever, ENDLESS, {"auth.step-up-bounded": "WARN"}),
     "auth-secret-in-form": Case(
@@ -409,6 +477,10 @@ def test_mutant_fails_exactly_its_checks(name: str) -> None:
         STEP_UP,
         ENDLESS,
         ISS,
+        ISS_NORMALIZED,
+        ISS_UNEXPECTED,
+        ISS_MISSING,
+        METADATA_ISSUER,
         MISMATCH,
         MISMATCH_06,
         TOKEN_BASIC,
@@ -428,3 +500,21 @@ def test_mutant_fails_exactly_its_checks(name: str) -> None:
 )
 def test_reference_client_passes_the_auth_runs(run: tuple[str, str, str]) -> None:
     assert_reference_passes(Case(ReferenceClient, run, {}))
+
+
+@pytest.mark.parametrize(
+    ("mutant", "run", "branch", "words"),
+    [
+        (NormalizesIss, ISS_NORMALIZED, "normalized", "equal to the issuer only once normalised"),
+        (IssOnlyWhenAdvertised, ISS_UNEXPECTED, "", "named issuer"),
+        (MissingIssAccepted, ISS_MISSING, "", "carried no iss"),
+    ],
+)
+def test_each_rfc_9207_violation_names_its_sentence(
+    mutant: type[ReferenceClient], run: tuple[str, str, str], branch: str, words: str
+) -> None:
+    from harness.judging import CATALOGUE, judge
+
+    verdict = judge(CATALOGUE["auth.iss-validated"], run_case(mutant, run))
+    assert (verdict.kind, verdict.clause) == ("violation", branch), verdict.reason
+    assert words in verdict.reason

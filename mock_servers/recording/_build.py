@@ -33,7 +33,17 @@ from mock_servers.engine import complete_stateless_result
 from mock_servers.recording._capture import UNPARSED, Capture, Seen
 from mock_servers.recording._redact import Redactor
 
-__all__ = ["RecordError", "Recording", "build_script", "script_name"]
+__all__ = [
+    "META_PROTOCOL_VERSION",
+    "META_SERVER_INFO",
+    "REDACTED_PLACEHOLDER",
+    "VOLATILE_MEMBERS",
+    "VOLATILE_SHAPES",
+    "RecordError",
+    "Recording",
+    "build_script",
+    "script_name",
+]
 
 META_PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
 META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
@@ -43,16 +53,17 @@ META_LOG_LEVEL = "io.modelcontextprotocol/logLevel"
 _BUILT_IN = frozenset({"initialize", "server/discover", "ping"})
 _LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
-# Members whose values a client makes up afresh each session.
-_VOLATILE_MEMBERS = frozenset(
+# Members whose values a client makes up afresh each session (the drift check, _drift.py,
+# ignores them too).
+VOLATILE_MEMBERS = frozenset(
     {"cursor", "progressToken", "requestId", "timestamp", "createdAt", "updatedAt", "nonce"}
 )
-_VOLATILE_SHAPES = (
+VOLATILE_SHAPES = (
     re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?$"),
     re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"),
     re.compile(r"^[0-9a-f]{24,}$"),
 )
-_PLACEHOLDER = re.compile(r"<redacted:[^>]*>")
+REDACTED_PLACEHOLDER = re.compile(r"<redacted:[^>]*>")
 LEGACY_SSE_REVISION = HANDSHAKE_REVISIONS[0]  # HTTP+SSE is the 2024-11-05 transport
 
 
@@ -333,15 +344,15 @@ class _Builder:
             return {k: self._pattern(v, k) for k, v in value.items()}
         if isinstance(value, list):
             return [self._pattern(v) for v in value]
-        if isinstance(value, str) and _PLACEHOLDER.search(value):
-            parts = _PLACEHOLDER.split(value)
+        if isinstance(value, str) and REDACTED_PLACEHOLDER.search(value):
+            parts = REDACTED_PLACEHOLDER.split(value)
             return {"$regex": "^" + ".+".join(re.escape(p) for p in parts) + "$"}
         if self.exact:
             return value
-        if member in _VOLATILE_MEMBERS and value is not None:
+        if member in VOLATILE_MEMBERS and value is not None:
             return {"$type": json_type(value)}
         if isinstance(value, str):
-            for shape in _VOLATILE_SHAPES:
+            for shape in VOLATILE_SHAPES:
                 if shape.match(value):
                     return {"$regex": shape.pattern}
         return value

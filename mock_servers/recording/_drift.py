@@ -32,11 +32,11 @@ from typing import Any
 from harness.protocol import INTERNAL_ERROR, REVISIONS, is_stateless, json_type, same_json
 from mock_servers.engine import Script, ScriptError, load_script, package_version
 from mock_servers.recording._build import (
-    _PLACEHOLDER,
-    _VOLATILE_MEMBERS,
-    _VOLATILE_SHAPES,
     META_PROTOCOL_VERSION,
     META_SERVER_INFO,
+    REDACTED_PLACEHOLDER,
+    VOLATILE_MEMBERS,
+    VOLATILE_SHAPES,
     RecordError,
 )
 from mock_servers.recording._replay import Answer, Live, LiveHttp, LiveStdio, declared_headers
@@ -48,7 +48,7 @@ META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
 META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
 _CLIENT_NAME = "mcp-testbench-record-check"
 # Values a server makes up afresh each time: any value of their JSON type will do.
-_OPAQUE_MEMBERS = _VOLATILE_MEMBERS | {"nextCursor", "requestState"}
+_OPAQUE_MEMBERS = VOLATILE_MEMBERS | {"nextCursor", "requestState"}
 # The list results whose items are named: method -> (member, the item's key, the word).
 _LISTS = {
     "tools/list": ("tools", "name", "tool"),
@@ -149,11 +149,11 @@ def _escape(key: str) -> str:
 
 def _volatile_holds(recorded: str, live: Any) -> bool | None:
     """Whether `live` stands for the volatile `recorded` string (None: not volatile)."""
-    if _PLACEHOLDER.search(recorded):
-        parts = _PLACEHOLDER.split(recorded)
+    if REDACTED_PLACEHOLDER.search(recorded):
+        parts = REDACTED_PLACEHOLDER.split(recorded)
         form = "^" + ".+".join(re.escape(p) for p in parts) + "$"
         return isinstance(live, str) and re.match(form, live, re.DOTALL) is not None
-    for shape in _VOLATILE_SHAPES:
+    for shape in VOLATILE_SHAPES:
         if shape.match(recorded):
             return isinstance(live, str) and shape.match(live) is not None
     return None
@@ -348,7 +348,7 @@ def _fresh(regex: str) -> str | None:
     """A fresh value of a volatile form the recording kept as a `$regex`."""
     now = datetime.datetime.now(datetime.timezone.utc)
     forms = (now.strftime("%Y-%m-%dT%H:%M:%SZ"), str(uuid.uuid4()), uuid.uuid4().hex)
-    for shape, value in zip(_VOLATILE_SHAPES, forms, strict=True):
+    for shape, value in zip(VOLATILE_SHAPES, forms, strict=True):
         if shape.pattern == regex:
             return value
     return None
@@ -491,7 +491,7 @@ class _Replay:
                     "array": [],
                     "null": None,
                 }.get(kind)
-                if member not in _VOLATILE_MEMBERS:
+                if member not in VOLATILE_MEMBERS:
                     concrete.lacking.append(member or "params")
                 return made
             concrete.lacking.append(member or "params")

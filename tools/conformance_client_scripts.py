@@ -1085,9 +1085,8 @@ def auth_scope_retry_limit(revision: str) -> Json:
         "one gets a 401 naming the scope mcp:admin, and with one (whatever it is) a 403 "
         "insufficient_scope naming mcp:admin: the scope upgrade never succeeds; resource "
         "metadata at the path-based location, named in the 401, whose scopes_supported is "
-        "mcp:admin. The official resource ends the test with a 410 after three 403s; this "
-        "mock goes on refusing with 403 (a client that never stops ends at its time-out). "
-        "The mock checks that a token is one it issued (a 401 otherwise), where the "
+        "mcp:admin. After three 403s, a request that would get a fourth is answered 410 "
+        "test_complete, as the official resource ends the test. The mock checks that a token is one it issued (a 401 otherwise), where the "
         "official resource verifies none.",
         {
             "challenge_scope": "mcp:admin",
@@ -1104,6 +1103,7 @@ def auth_scope_retry_limit(revision: str) -> Json:
                 "open_methods": OPEN_METHODS,
                 "always": True,
                 "union": False,
+                "give_up_after": 3,
             },
         },
         revision,

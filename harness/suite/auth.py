@@ -467,10 +467,14 @@ _RETRY_LIMIT = 3
 )
 def step_up_bounded(run: ScenarioRun) -> Verdict:
     refused = _step_ups(run)
-    if len(refused) > _RETRY_LIMIT:
+    # A server that ends the loop itself (410 after `give_up_after` refusals, as the
+    # official runner's does) still saw the client come back: each return is an attempt.
+    cut = _auth(run, endpoint="mcp", outcome="test_complete")
+    if len(refused) + len(cut) > _RETRY_LIMIT:
+        more = f" and came back {len(cut)} more time(s), until the server gave up" if cut else ""
         return violated(
-            f"the client met {len(refused)} 403 insufficient_scope answers without giving up",
-            refused[: _RETRY_LIMIT + 1],
+            f"the client met {len(refused)} 403 insufficient_scope answers without giving up{more}",
+            sorted([*refused, *cut], key=lambda e: e["seq"])[: _RETRY_LIMIT + 1],
         )
     unreported = hung_or_crashed(run.operation("call_tool"))
     if unreported is not None:

@@ -340,8 +340,9 @@ def _two_requests(run: ScenarioRun) -> list[Mapping[str, Any]]:
     return list(requests) if len(requests) >= 2 else []
 
 
-#: The refusals of the mock's bearer check (401, 403 insufficient_scope).
-_BEARER_REFUSALS = ("unauthorized", "insufficient-scope")
+#: The refusals of the mock's bearer check (401, 403 insufficient_scope, and the 410 that
+#: ends a step-up loop).
+_BEARER_REFUSALS = ("unauthorized", "insufficient-scope", "gave-up")
 
 
 @check(

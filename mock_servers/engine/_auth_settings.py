@@ -58,6 +58,10 @@ class StepUp:
     union: bool = True
     """The 403 names the scopes the token has with the one needed; False: the needed one
     alone (the client must then keep what it was granted: the union is its work)."""
+    give_up_after: int | None = None
+    """After this many 403 step-up refusals, a request that would get another is answered
+    410 `test_complete` instead, as the official runner's retry-limit server ends a client's
+    loop (None: 403 for ever)."""
 
     def needed(self, method: str) -> str | None:
         """The scope a request of `method` needs by `methods` (None: none)."""
@@ -153,6 +157,7 @@ def auth_settings(raw: Mapping[str, Any]) -> AuthSettings:
             methods={str(k): str(v) for k, v in step.get("methods", {}).items()},
             open_methods=tuple(step.get("open_methods", ())),
             union=bool(step.get("union", True)),
+            give_up_after=step.get("give_up_after"),
         ),
         token_uses=raw.get("token_uses"),
         migrate_after=raw.get("migrate_after"),

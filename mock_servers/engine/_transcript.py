@@ -112,6 +112,8 @@ false when the client broke a transport rule. The rules:
                        request lacks, or one that is unknown, expired or for another
                        resource; the `auth` entry of the request says which
     insufficient-scope 403 (always scripted): a step-up (`auth.step_up`)
+    gave-up            410 (always scripted): a request that would have been refused by
+                       the step-up once more, after `auth.step_up.give_up_after` refusals
 
 The last four are the engine's own answers: the message went through the engine (no
 `refused` member) and its answer is recorded as usual.

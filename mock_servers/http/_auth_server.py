@@ -71,7 +71,8 @@ def pkce_s256(verifier: str) -> str:
 @dataclass(frozen=True)
 class Challenge:
     """The bearer check's refusal of an MCP request: status, the refusal rule
-    ("unauthorized" 401, "insufficient-scope" 403), the OAuth outcome, why, headers."""
+    ("unauthorized" 401, "insufficient-scope" 403, "gave-up" 410 after `give_up_after`
+    step-up refusals), the OAuth outcome, why, headers."""
 
     status: int
     outcome: str
@@ -84,7 +85,7 @@ class Challenge:
 
     @property
     def rule(self) -> str:
-        return "unauthorized" if self.status == 401 else "insufficient-scope"
+        return {401: "unauthorized", 410: "gave-up"}.get(self.status, "insufficient-scope")
 
 
 @dataclass
@@ -215,6 +216,7 @@ class AuthMock:
         self.current_server = 0
         self.served_mcp_requests = 0
         self.served_tool_calls = 0
+        self.step_up_refusals = 0  # 403 insufficient_scope answers so far (`give_up_after`)
 
     @staticmethod
     def _pre_registered(c: PreRegisteredClient) -> _Client:
@@ -598,6 +600,16 @@ class AuthMock:
         needed = {scope for w in wanted for scope in w.split()}
         if not needed or (not step.always and needed <= granted.scope):
             return None
+        if step.give_up_after is not None and self.step_up_refusals >= step.give_up_after:
+            # The official retry-limit server's end of the test: no challenge, no 403 more.
+            return Challenge(
+                410,
+                "test_complete",
+                f"the client came back after {self.step_up_refusals} 403 insufficient_scope "
+                "answers: the mock gives up (as the official runner's server does)",
+                {},
+            )
+        self.step_up_refusals += 1
         named = " ".join(sorted(granted.scope | needed if step.union else needed))
         what = " ".join(sorted(needed))
         challenge = self._challenge(

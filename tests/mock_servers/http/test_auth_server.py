@@ -756,6 +756,31 @@ def test_step_up_per_method_always_refuses_every_checked_request() -> None:
         assert len(_auth_entries(server, outcome="insufficient_scope")) == 3
 
 
+def test_step_up_gives_up_after_its_refusals_as_the_official_server_does() -> None:
+    settings = {
+        "step_up": {
+            "methods": {"*": "mcp:admin"},
+            "open_methods": ["initialize"],
+            "always": True,
+            "give_up_after": 2,
+        }
+    }
+    with _served(settings) as (server, http):
+        sid = http.post(server.url, json=INITIALIZE, headers=ACCEPT).headers["mcp-session-id"]
+        token = _token_for(server, http, "mcp:admin")
+        headers = {**ACCEPT, "mcp-session-id": sid, "authorization": f"Bearer {token}"}
+        statuses = [
+            http.post(server.url, json=_request("tools/list", id_=n), headers=headers)
+            for n in range(4, 8)
+        ]
+    assert [a.status_code for a in statuses] == [403, 403, 410, 410]
+    assert "www-authenticate" not in statuses[2].headers  # the end, not a challenge
+    assert len(_auth_entries(server, outcome="insufficient_scope")) == 2
+    assert len(_auth_entries(server, outcome="test_complete", status=410)) == 2
+    rules = [e["rule"] for e in server.transcript.of_kind("refusal") if e["status"] == 410]
+    assert rules == ["gave-up", "gave-up"]
+
+
 @pytest.mark.parametrize(
     "step_up",
     [{"tools": ["write"]}, {"scope": "mcp:write", "methods": {"*": "mcp:basic"}}, {}],

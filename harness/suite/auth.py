@@ -25,6 +25,7 @@ __all__ = ["SCENARIOS"]
 _FROM_2025_03 = ("2025-03-26", "2025-06-18", "2025-11-25")
 _FROM_2025_06 = ("2025-06-18", "2025-11-25")
 _FROM_2025_11 = ("2025-11-25",)
+_MODERN = "2026-07-28"
 _SPEC = "basic/authorization"
 _PRM = "/.well-known/oauth-protected-resource"
 
@@ -411,13 +412,15 @@ def _step_ups(run: ScenarioRun) -> list[Mapping[str, Any]]:
     "auth.step-up",
     requirements=["AUTH-step-up"],
     clauses=[
-        clause(_SPEC, "Clients SHOULD respond to these errors by requesting"),
-        clause(_SPEC, "acting on behalf of a user SHOULD attempt"),
+        clause(_SPEC, "Clients SHOULD respond to these errors by requesting", "2025-11-25"),
+        clause(_SPEC, "acting on behalf of a user SHOULD attempt", "2025-11-25"),
+        clause(f"{_SPEC}/index", "Clients SHOULD respond to these errors by requesting", _MODERN),
+        clause(f"{_SPEC}/index", "acting on behalf of a user SHOULD attempt", _MODERN),
     ],
     spec=f"{_SPEC}#step-up-authorization-flow",
     description="After a 403 insufficient_scope the client authorizes again with the "
     "scope the challenge names and retries the request with the new token",
-    revisions=_FROM_2025_11,
+    revisions=(*_FROM_2025_11, _MODERN),
     transports=["http"],
     trigger=trigger("the MCP server answered 403 insufficient_scope", _step_ups),
     independent_of=["client.connect"],
@@ -456,11 +459,14 @@ _RETRY_LIMIT = 3
 @check(
     "auth.step-up-bounded",
     requirements=["AUTH-step-up"],
-    clauses=[clause(_SPEC, "Clients SHOULD implement retry limits")],
+    clauses=[
+        clause(_SPEC, "Clients SHOULD implement retry limits", "2025-11-25"),
+        clause(f"{_SPEC}/index", "Clients SHOULD implement retry limits", _MODERN),
+    ],
     spec=f"{_SPEC}#step-up-authorization-flow",
     description=f"A server that keeps answering 403 insufficient_scope gets at most "
     f"{_RETRY_LIMIT} step-up attempts, not an endless loop",
-    revisions=_FROM_2025_11,
+    revisions=(*_FROM_2025_11, _MODERN),
     transports=["http"],
     trigger=trigger("the MCP server answered 403 insufficient_scope", _step_ups),
     independent_of=["client.connect"],

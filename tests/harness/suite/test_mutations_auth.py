@@ -25,7 +25,9 @@ DISCOVERY = ("auth-discovery", "2025-11-25", "http")
 DISCOVERY_06 = ("auth-discovery", "2025-06-18", "http")
 UNADVERTISED = ("auth-pkce-unadvertised", "2025-11-25", "http")
 STEP_UP = ("auth-step-up", "2025-11-25", "http")
+STEP_UP_26 = ("auth-step-up", "2026-07-28", "http")
 ENDLESS = ("auth-step-up-endless", "2025-11-25", "http")
+ENDLESS_26 = ("auth-step-up-endless", "2026-07-28", "http")
 ISS = ("auth-iss-wrong", "2026-07-28", "http")
 ISS_NORMALIZED = ("auth-iss-normalized", "2026-07-28", "http")
 ISS_UNEXPECTED = ("auth-iss-unexpected", "2026-07-28", "http")
@@ -422,6 +424,8 @@ CASES = {
     ),
     "auth-no-step-up": Case(NoStepUp, STEP_UP, {"auth.step-up": "WARN"}),
     "auth-step-up-forever": Case(StepUpForever, ENDLESS, {"auth.step-up-bounded": "WARN"}),
+    "auth-no-step-up-2026": Case(NoStepUp, STEP_UP_26, {"auth.step-up": "WARN"}),
+    "auth-step-up-forever-2026": Case(StepUpForever, ENDLESS_26, {"auth.step-up-bounded": "WARN"}),
     "auth-secret-in-form": Case(
         SecretInForm, TOKEN_BASIC, {"auth.token-endpoint-auth-method": "NOTE"}
     ),
@@ -475,7 +479,9 @@ def test_mutant_fails_exactly_its_checks(name: str) -> None:
         DISCOVERY_06,
         UNADVERTISED,
         STEP_UP,
+        STEP_UP_26,
         ENDLESS,
+        ENDLESS_26,
         ISS,
         ISS_NORMALIZED,
         ISS_UNEXPECTED,

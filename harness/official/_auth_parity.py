@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl
 
+from harness.official._client_checks import SCORED_CLIENT
 from harness.official._parity import OfficialVerdict
 
 __all__ = ["AUTH_RULES", "AUTH_SCENARIO_RULES", "MODERN_ONLY_AUTH", "AuthRules", "auth_verdicts"]
@@ -111,19 +112,11 @@ _SCOPE_RULES: Mapping[str, Callable[[list[str]], bool]] = {
     "scope-omitted-when-undefined": lambda asked: not asked,
 }
 
-#: The authorization scenarios the runner has at 2026-07-28 alone.
-MODERN_ONLY_AUTH = (
-    "auth/resource-mismatch",
-    "auth/offline-access-scope",
-    "auth/offline-access-not-supported",
-    "auth/authorization-server-migration",
-    "auth/iss-supported",
-    "auth/iss-not-advertised",
-    "auth/iss-supported-missing",
-    "auth/iss-wrong-issuer",
-    "auth/iss-unexpected",
-    "auth/iss-normalized",
-    "auth/metadata-issuer-mismatch",
+#: The authorization scenarios the runner has at 2026-07-28 alone (scored there only).
+MODERN_ONLY_AUTH = tuple(
+    name
+    for name in SCORED_CLIENT["2026-07-28"]
+    if name.startswith("auth/") and name not in SCORED_CLIENT["2025-11-25"]
 )
 
 AUTH_SCENARIO_RULES: Mapping[str, AuthRules] = {

@@ -588,10 +588,15 @@ def iss_validated(run: ScenarioRun) -> Verdict:
             f"the client redeemed a code whose authorization response named issuer {iss!r}",
             evidence,
         )
-    unreported = hung_or_crashed(run.operation("connect"))
+    connect = run.operation("connect")
+    unreported = hung_or_crashed(connect)
     if unreported is not None:
         return unreported
-    return passed("the client did not redeem the code of a response it had to reject", invalid)
+    ended = [connect.to_json()] if connect is not None else []
+    return passed(
+        "the client refused the authorization response: it ended without redeeming its code",
+        [*invalid, *ended],
+    )
 
 
 def _mismatched_metadata(run: ScenarioRun) -> list[Mapping[str, Any]]:
@@ -631,10 +636,15 @@ def metadata_issuer_validated(run: ScenarioRun) -> Verdict:
             f"a {used[0].get('endpoint')} request followed",
             [seen, *used[:2]],
         )
-    unreported = hung_or_crashed(run.operation("connect"))
+    connect = run.operation("connect")
+    unreported = hung_or_crashed(connect)
     if unreported is not None:
         return unreported
-    return passed("the client used none of the endpoints of the mismatched metadata", [seen])
+    ended = [connect.to_json()] if connect is not None else []
+    return passed(
+        "the client refused the mismatched metadata: it ended without using any of its endpoints",
+        [seen, *ended],
+    )
 
 
 def _registered_client_tokens(run: ScenarioRun) -> list[Mapping[str, Any]]:
